@@ -1,0 +1,59 @@
+"""Start-up hook: registers airbench-mteb's tasks the moment ``mteb`` is imported.
+
+MTEB has no plugin mechanism, so the wheel ships ``airbench_mteb_hook.pth`` whose single
+line imports this module at interpreter start. It only installs a meta-path finder (stdlib
+only, no import of mteb or the plugin); the finder waits for ``import mteb``, lets mteb's
+``__init__`` finish, removes itself and registers the plugin's tasks. Set
+``AIRBENCH_MTEB_NO_HOOK=1`` to switch it off.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+from types import ModuleType
+
+
+class _RegisterAfterMtebImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; wraps the real loader of ``mteb`` to run registration after it."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None):  # noqa: ANN201
+        if fullname != "mteb":
+            return None
+        _uninstall()
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        real_exec = spec.loader.exec_module
+
+        def exec_then_register(module: ModuleType) -> None:
+            real_exec(module)
+            try:
+                from airbench_mteb.registry import register_all
+
+                register_all()
+            except Exception as error:  # mteb itself must keep working
+                import warnings
+
+                warnings.warn(f"airbench-mteb: could not register its tasks with mteb: {error!r}", stacklevel=2)
+
+        spec.loader.exec_module = exec_then_register  # type: ignore[method-assign]
+        return spec
+
+
+def _uninstall() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterMtebImport)]
+
+
+def install() -> None:
+    """Idempotent: CPython may process a venv's .pth files twice."""
+    if os.environ.get("AIRBENCH_MTEB_NO_HOOK") or "mteb" in sys.modules:
+        return
+    if any(type(f).__name__ == _RegisterAfterMtebImport.__name__ for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _RegisterAfterMtebImport())
+
+
+install()

@@ -1,0 +1,21 @@
+"""One exception family for everything wrong with benchmark data on disk or on the hub."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class DatasetError(ValueError):
+    """Bad or missing benchmark data. The message names the file and the line or id at fault."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
+                 item_id: str | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.line = line
+        self.item_id = item_id
+        where = ""
+        if path is not None:
+            where = str(path) + (f", line {line}" if line is not None else "")
+        if item_id is not None:
+            where += (": " if where else "") + f"id {item_id!r}"
+        super().__init__(f"{where}: {message}" if where else message)

@@ -1,0 +1,114 @@
+"""Reading and writing the plain files benchmarks are made of, with errors that name the line.
+
+Writers never leave a half-written file: they write a temporary file beside the target and
+rename it into place.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from airbench_mteb.data.errors import DatasetError
+
+
+@contextmanager
+def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path``; rename it over ``path`` only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
+    if not path.is_file():
+        raise DatasetError("file not found", path=path)
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise DatasetError(f"not valid UTF-8 ({error.reason} at byte {error.start})",
+                                   path=path, line=number) from None
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for every non-blank line of a JSON-lines file."""
+    path = Path(path)
+    for number, text in _decoded_lines(path):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise DatasetError(f"malformed JSON ({error.msg}, column {error.colno})",
+                               path=path, line=number) from None
+        if not isinstance(row, dict):
+            raise DatasetError("expected a JSON object", path=path, line=number)
+        yield number, row
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
+    with atomic_write(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def read_tsv(path: str | Path, header: bool = True) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, fields)`` of a tab-separated file, skipping its header line."""
+    path = Path(path)
+    lines = _decoded_lines(path)
+    for number, text in lines:
+        if header and number == 1:
+            continue
+        if not text.strip():
+            continue
+        yield number, next(csv.reader([text.rstrip("\r\n")], delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def write_tsv(path: str | Path, header: list[str], rows: Iterable[Iterable[Any]]) -> None:
+    with atomic_write(path) as handle:
+        handle.write("\t".join(header) + "\n")
+        for row in rows:
+            handle.write("\t".join(str(x) for x in row) + "\n")
+
+
+def field(row: dict[str, Any], name: str, *, path: Path, line: int, allow_empty: bool = False) -> str:
+    """The string value of ``row[name]``, or a DatasetError naming the file and line."""
+    if name not in row:
+        raise DatasetError(f"missing field {name!r}", path=path, line=line)
+    value = row[name]
+    if value is None:
+        value = ""
+    if not isinstance(value, (str, int)):
+        raise DatasetError(f"field {name!r} must be a string, got {type(value).__name__}", path=path, line=line)
+    value = str(value)
+    if not allow_empty and not value.strip():
+        raise DatasetError(f"empty {name!r}", path=path, line=line, item_id=str(row.get("id", row.get("_id", ""))) or None)
+    return value
+
+
+def score(value: Any, *, path: Path, line: int) -> int:
+    """A relevance score as an int; non-numeric scores are a DatasetError."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise DatasetError(f"relevance score {value!r} is not a number", path=path, line=line) from None
+    if number != int(number):
+        raise DatasetError(f"relevance score {value!r} is not an integer", path=path, line=line)
+    return int(number)

