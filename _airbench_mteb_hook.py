@@ -7,29 +7,30 @@ only, no import of mteb or the plugin); the finder waits for ``import mteb``, le
 ``AIRBENCH_MTEB_NO_HOOK=1`` to switch it off.
 """
 
-from __future__ import annotations
-
-import importlib.abc
-import importlib.machinery
+# Only modules the interpreter has already loaded at start-up: this file runs in every Python
+# process of the environment, so it must cost next to nothing (no importlib.abc, no typing).
 import os
 import sys
-from types import ModuleType
 
 
-class _RegisterAfterMtebImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; wraps the real loader of ``mteb`` to run registration after it."""
+class _RegisterAfterMtebImport:
+    """Meta-path finder that finds nothing itself; wraps the real loader of ``mteb``."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None):  # noqa: ANN201
+    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201
         if fullname != "mteb":
             return None
         _uninstall()
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         real_exec = spec.loader.exec_module
 
-        def exec_then_register(module: ModuleType) -> None:
+        def exec_then_register(module):  # noqa: ANN001, ANN202
             real_exec(module)
+            if "airbench_mteb" in sys.modules:
+                return  # the plugin itself is importing mteb; its __init__ registers when done
             try:
                 from airbench_mteb.registry import register_all
 
@@ -43,11 +44,11 @@ class _RegisterAfterMtebImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _uninstall() -> None:
+def _uninstall():  # noqa: ANN202
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterMtebImport)]
 
 
-def install() -> None:
+def install():  # noqa: ANN202
     """Idempotent: CPython may process a venv's .pth files twice."""
     if os.environ.get("AIRBENCH_MTEB_NO_HOOK") or "mteb" in sys.modules:
         return

@@ -7,8 +7,10 @@ structures. If a new mteb release moves them, only this file has to change.
 
 from __future__ import annotations
 
+import argparse
+import functools
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,15 +41,27 @@ def register_tasks(task_classes: Iterable[type[AbsTask]]) -> None:
         tasks_module.TASK_LIST = (*kept, *(c for c in new if c not in kept))
 
 
-def register_benchmarks(benchmarks: Iterable[Benchmark]) -> None:
-    """Expose benchmarks to mteb.get_benchmark(s) and `mteb run -b`."""
-    module = importlib.import_module("mteb.benchmarks.benchmarks")
+def register_benchmarks(make_benchmarks: Callable[[], Iterable[Benchmark]]) -> None:
+    """Expose benchmarks to mteb.get_benchmark(s) and `mteb run -b`, built on first lookup.
+
+    mteb imports its own benchmark definitions (about a second) only when a benchmark is
+    looked up, so the plugin's join that lookup instead of forcing the import at start.
+    """
     lookup = importlib.import_module("mteb.benchmarks.get_benchmark")
-    for benchmark in benchmarks:
-        attribute = "AIRBENCH_MTEB_" + "".join(ch if ch.isalnum() else "_" for ch in benchmark.name).upper()
-        setattr(module, attribute, benchmark)
-    lookup._build_registry.cache_clear()
-    lookup._build_aliases_registry.cache_clear()
+    if getattr(lookup._build_registry, "_airbench_mteb", False):
+        return
+    build_registry = lookup._build_registry
+
+    @functools.cache
+    def ours() -> dict[str, Benchmark]:
+        return {b.name: b for b in make_benchmarks()}
+
+    @functools.cache
+    def with_plugin_benchmarks() -> dict[str, Benchmark]:
+        return {**build_registry(), **ours()}
+
+    with_plugin_benchmarks._airbench_mteb = True  # type: ignore[attr-defined]
+    lookup._build_registry = with_plugin_benchmarks
 
 
 def register_models(metas: Iterable[ModelMeta]) -> None:
@@ -67,6 +81,15 @@ def register_all() -> None:
     from airbench_mteb.tasks import all_benchmarks, all_task_classes
 
     register_tasks(all_task_classes())
-    register_benchmarks(all_benchmarks())
+    register_benchmarks(all_benchmarks)
     register_models(bundled_model_metas())
     _registered = True
+
+
+def add_mteb_cli_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add mteb's own `run`, `available-tasks` and `available-benchmarks` subcommands."""
+    from mteb.cli import build_cli
+
+    build_cli._add_run_parser(subparsers)
+    build_cli._add_available_tasks_parser(subparsers)
+    build_cli._add_available_benchmarks_parser(subparsers)

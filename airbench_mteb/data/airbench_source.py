@@ -34,17 +34,24 @@ def mirror_file(root: Path, entry: AirBenchEntry, location: tuple[str, str]) -> 
     return root / repo / entry.version / f"{split_name}.jsonl"
 
 
+def _hub_token(entry: AirBenchEntry, split: str | None) -> str | None:
+    """HF_TOKEN for gated splits; a DatasetError that says what to do when it is missing."""
+    if split is None or not entry.is_gated(split):
+        return None
+    token = os.environ.get("HF_TOKEN")
+    if not token:
+        repo = entry.qrels_location(split)[0]
+        raise DatasetError(f"{split} qrels of {entry.task_name} are gated on the hub ({repo}): set HF_TOKEN "
+                           f"to an account with access, evaluate --eval-splits dev, or use a local mirror "
+                           f"(AIRBENCH_MTEB_DATA_DIR)", item_id=entry.task_name)
+    return token
+
+
 def _hub_rows(entry: AirBenchEntry, location: tuple[str, str], split: str | None = None) -> Iterator[dict[str, Any]]:
     import datasets
 
     repo, split_name = location
-    token = None
-    if split is not None and entry.is_gated(split):
-        token = os.environ.get("HF_TOKEN")
-        if not token:
-            raise DatasetError(f"{split} qrels of {entry.task_name} are gated on the hub ({repo}): set HF_TOKEN "
-                               f"to an account with access, evaluate --eval-splits dev, or use a local mirror "
-                               f"(AIRBENCH_MTEB_DATA_DIR)", item_id=entry.task_name)
+    token = _hub_token(entry, split)
     try:
         rows = datasets.load_dataset(repo, entry.version, split=split_name, revision=entry.revision, token=token)
     except Exception as error:
@@ -83,6 +90,7 @@ def load_queries_and_qrels(entry: AirBenchEntry, split: str, data_dir: Path | No
                                path=qrels_file)
         origin = {"queries": str(queries_file), "qrels": str(qrels_file)}
         return read_queries_jsonl(queries_file), read_qrels_jsonl(qrels_file, QRELS_KEYS), origin
+    _hub_token(entry, split)  # fail on gating before downloading anything
     queries = {}
     for number, row in enumerate(_hub_rows(entry, queries_at), start=1):
         qid = str(row["id"])

@@ -1,0 +1,41 @@
+"""`airbench-mteb`: mteb's own CLI plus the plugin's commands.
+
+``airbench-mteb run`` is ``mteb run`` with the plugin registered, ``--data-dir`` for local
+mirrors, local model folders and the bundled model aliases. The other commands live in
+``airbench_mteb/commands/<name>.py``, each exposing ``register(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+COMMAND_MODULES = (
+    "airbench_mteb.commands.tasks",
+    "airbench_mteb.commands.download",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from airbench_mteb.commands.run import register_mteb_commands
+
+    import airbench_mteb  # noqa: F401  (registers tasks before mteb's parser lists anything)
+
+    parser = argparse.ArgumentParser(prog="airbench-mteb", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    register_mteb_commands(subparsers)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result = args.func(args)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of the `airbench-mteb` CLI, one module each (``register(subparsers)``)."""

@@ -1,0 +1,52 @@
+"""`run`, `available-tasks`, `available-benchmarks`: mteb's own commands, plugin-aware."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from airbench_mteb.data import DATA_DIR_ENV
+from airbench_mteb.registry import add_mteb_cli_commands, register_models
+
+
+def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help=f"local mirror root holding the datasets as files (default: ${DATA_DIR_ENV}, else the hub)")
+
+
+def apply_data_dir(args: argparse.Namespace) -> None:
+    if getattr(args, "data_dir", None) is not None:
+        if not args.data_dir.is_dir():
+            raise SystemExit(f"airbench-mteb: --data-dir {args.data_dir} is not a folder")
+        os.environ[DATA_DIR_ENV] = str(args.data_dir.resolve())
+
+
+def resolve_model_argument(model: str) -> str:
+    """A local model folder becomes a registered ``local/<name>`` model; other names pass through."""
+    if Path(model).is_dir():
+        from airbench_mteb.models.local import local_model_meta
+
+        meta = local_model_meta(model)
+        register_models([meta])
+        return str(meta.name)
+    return model
+
+
+def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
+    add_mteb_cli_commands(subparsers)
+    run_parser = subparsers.choices["run"]
+    add_data_dir_argument(run_parser)
+    mteb_run = run_parser.get_default("func")
+
+    def run(args: argparse.Namespace) -> int:
+        apply_data_dir(args)
+        args.model = resolve_model_argument(args.model)
+        mteb_run(args)
+        return 0
+
+    run_parser.set_defaults(func=run)
+    for name in ("available-tasks", "available-benchmarks"):
+        parser = subparsers.choices[name]
+        plain = parser.get_default("func")
+        parser.set_defaults(func=lambda args, plain=plain: plain(args) or 0)

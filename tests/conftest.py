@@ -1,0 +1,51 @@
+"""Shared fixtures: offline settings and a small AIR-Bench mirror in the hub layout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# Tasks written into the test mirror: several domains, languages, versions, dev and test.
+MIRROR_TASKS = {
+    "AIR-Bench_24.05_qa_news_en": "en",
+    "AIR-Bench_24.05_qa_news_zh": "zh",
+    "AIR-Bench_24.05_qa_healthcare_en": "en",
+    "AIR-Bench_24.04_qa_finance_zh": "zh",
+    "AIR-Bench_24.05_long-doc_arxiv_en_llama2": "en",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep mteb's and the plugin's caches out of the user's home during tests."""
+    root = tmp_path_factory.mktemp("caches")
+    os.environ["MTEB_CACHE"] = str(root / "mteb")
+    os.environ.setdefault("AIRBENCH_MTEB_EMBEDDING_CACHE", str(root / "embeddings"))
+
+
+@pytest.fixture(scope="session")
+def airbench_mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.airbench_mirror import chinese_documents, english_documents, write_entry
+
+    from airbench_mteb.catalog import airbench_entries
+
+    root = tmp_path_factory.mktemp("mirror")
+    texts = {"en": english_documents(), "zh": chinese_documents()}
+    by_name = {e.task_name: e for e in airbench_entries()}
+    for name, language in MIRROR_TASKS.items():
+        write_entry(root, by_name[name], texts[language])
+    return root
+
+
+@pytest.fixture()
+def use_mirror(airbench_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(airbench_mirror))
+    return airbench_mirror
