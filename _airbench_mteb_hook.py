@@ -16,10 +16,11 @@ import sys
 class _RegisterAfterMtebImport:
     """Meta-path finder that finds nothing itself; wraps the real loader of ``mteb``."""
 
-    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201
+    def find_spec(self, fullname, path=None, target=None):
         if fullname != "mteb":
             return None
-        _uninstall()
+        # Stay installed until mteb has really been executed: `python -m mteb` asks for the
+        # spec once (runpy's find_spec) before it imports the package.
         from importlib.machinery import PathFinder
 
         spec = PathFinder.find_spec(fullname, path)
@@ -27,8 +28,9 @@ class _RegisterAfterMtebImport:
             return spec
         real_exec = spec.loader.exec_module
 
-        def exec_then_register(module):  # noqa: ANN001, ANN202
+        def exec_then_register(module):
             real_exec(module)
+            _uninstall()
             if "airbench_mteb" in sys.modules:
                 return  # the plugin itself is importing mteb; its __init__ registers when done
             try:
@@ -44,11 +46,11 @@ class _RegisterAfterMtebImport:
         return spec
 
 
-def _uninstall():  # noqa: ANN202
+def _uninstall():
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterMtebImport)]
 
 
-def install():  # noqa: ANN202
+def install():
     """Idempotent: CPython may process a venv's .pth files twice."""
     if os.environ.get("AIRBENCH_MTEB_NO_HOOK") or "mteb" in sys.modules:
         return

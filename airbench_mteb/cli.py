@@ -15,13 +15,14 @@ from collections.abc import Sequence
 COMMAND_MODULES = (
     "airbench_mteb.commands.tasks",
     "airbench_mteb.commands.download",
+    "airbench_mteb.commands.report",
+    "airbench_mteb.commands.beir",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from airbench_mteb.commands.run import register_mteb_commands
-
     import airbench_mteb  # noqa: F401  (registers tasks before mteb's parser lists anything)
+    from airbench_mteb.commands.run import register_mteb_commands
 
     parser = argparse.ArgumentParser(prog="airbench-mteb", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -32,8 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from airbench_mteb.data.errors import DatasetError
+
     args = build_parser().parse_args(argv)
-    result = args.func(args)
+    try:
+        result = args.func(args)
+    except DatasetError as error:
+        print(f"airbench-mteb: {error}", file=sys.stderr)
+        return 2
     return int(result or 0)
 
 

@@ -33,9 +33,8 @@ def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 @pytest.fixture(scope="session")
 def airbench_mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.airbench_mirror import chinese_documents, english_documents, write_entry
-
     from airbench_mteb.catalog import airbench_entries
+    from tests.airbench_mirror import chinese_documents, english_documents, write_entry
 
     root = tmp_path_factory.mktemp("mirror")
     texts = {"en": english_documents(), "zh": chinese_documents()}

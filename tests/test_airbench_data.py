@@ -25,11 +25,11 @@ def mirror(airbench_mirror: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture()
-def entry():  # noqa: ANN201
+def entry():
     return next(e for e in airbench_entries() if e.task_name == NAME)
 
 
-def _corpus(mirror: Path, entry) -> Path:  # noqa: ANN001
+def _corpus(mirror: Path, entry) -> Path:
     return mirror_file(mirror, entry, entry.corpus_location())
 
 
@@ -39,7 +39,7 @@ def _rewrite_line(path: Path, number: int, text: str) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def test_loads_dev_and_test_with_hard_negatives(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_loads_dev_and_test_with_hard_negatives(mirror: Path, entry) -> None:
     dev = load_split(entry, "dev", mirror)
     assert len(dev.queries) == 12 and len(dev.corpus) == 120
     assert all(sorted(docs.values()) == [0, 0, 1] for docs in dev.qrels.values())
@@ -47,32 +47,32 @@ def test_loads_dev_and_test_with_hard_negatives(mirror: Path, entry) -> None:  #
     assert not set(test.queries) & set(dev.queries)
 
 
-def test_missing_file(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_missing_file(mirror: Path, entry) -> None:
     _corpus(mirror, entry).unlink()
     with pytest.raises(DatasetError, match=r"corpus_default\.jsonl: file not found"):
         load_split(entry, "dev", mirror)
 
 
-def test_malformed_json_line(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_malformed_json_line(mirror: Path, entry) -> None:
     _rewrite_line(_corpus(mirror, entry), 7, '{"id": "doc-6", "text": ')
     with pytest.raises(DatasetError, match=r"corpus_default\.jsonl, line 7: malformed JSON"):
         load_split(entry, "dev", mirror)
 
 
-def test_duplicate_document_id(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_duplicate_document_id(mirror: Path, entry) -> None:
     _rewrite_line(_corpus(mirror, entry), 5, json.dumps({"id": "doc-0", "text": "again"}))
     with pytest.raises(DatasetError, match=r"line 5: id 'doc-0': duplicate document id \(first seen on line 1\)"):
         load_split(entry, "dev", mirror)
 
 
-def test_duplicate_query_id(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_duplicate_query_id(mirror: Path, entry) -> None:
     path = mirror_file(mirror, entry, entry.queries_location("dev"))
     _rewrite_line(path, 2, json.dumps({"id": "q-dev-0", "text": "twice"}))
     with pytest.raises(DatasetError, match=r"queries_default_dev\.jsonl, line 2: id 'q-dev-0': duplicate query id"):
         load_split(entry, "dev", mirror)
 
 
-def test_qrels_naming_unknown_query_or_document(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_qrels_naming_unknown_query_or_document(mirror: Path, entry) -> None:
     path = mirror_file(mirror, entry, entry.qrels_location("dev"))
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     write_jsonl(path, [*rows, {"qid": "q-nobody", "docid": "doc-1", "relevance": 1}])
@@ -83,20 +83,20 @@ def test_qrels_naming_unknown_query_or_document(mirror: Path, entry) -> None:  #
         load_split(entry, "dev", mirror)
 
 
-def test_empty_text(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_empty_text(mirror: Path, entry) -> None:
     _rewrite_line(_corpus(mirror, entry), 3, json.dumps({"id": "doc-2", "text": "  "}))
     with pytest.raises(DatasetError, match=r"line 3: id 'doc-2': empty 'text'"):
         load_split(entry, "dev", mirror)
 
 
-def test_non_numeric_score(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_non_numeric_score(mirror: Path, entry) -> None:
     path = mirror_file(mirror, entry, entry.qrels_location("dev"))
     _rewrite_line(path, 4, json.dumps({"qid": "q-dev-1", "docid": "doc-1", "relevance": "high"}))
     with pytest.raises(DatasetError, match=r"qrels_default_dev\.jsonl, line 4: relevance score 'high' is not a number"):
         load_split(entry, "dev", mirror)
 
 
-def test_undecodable_bytes(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_undecodable_bytes(mirror: Path, entry) -> None:
     path = mirror_file(mirror, entry, entry.queries_location("dev"))
     data = path.read_bytes().splitlines(keepends=True)
     data[2] = b'{"id": "q-bad", "text": "caf\xe9"}\n'
@@ -105,15 +105,15 @@ def test_undecodable_bytes(mirror: Path, entry) -> None:  # noqa: ANN001
         load_split(entry, "dev", mirror)
 
 
-def test_gated_test_qrels_missing_from_mirror(mirror: Path, entry) -> None:  # noqa: ANN001
+def test_gated_test_qrels_missing_from_mirror(mirror: Path, entry) -> None:
     mirror_file(mirror, entry, entry.qrels_location("test")).unlink()
     with pytest.raises(DatasetError, match="gated on the hub"):
         load_split(entry, "test", mirror)
 
 
-def test_hub_without_token_explains_gating(entry, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_hub_without_token_explains_gating(entry, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    with pytest.raises(DatasetError, match="gated on the hub.*HF_TOKEN"):
+    with pytest.raises(DatasetError, match=r"gated on the hub.*HF_TOKEN"):
         load_split(entry, "test", None, corpus={})
 
 
@@ -121,7 +121,7 @@ def test_failed_write_leaves_previous_file_intact(tmp_path: Path) -> None:
     target = tmp_path / "corpus.jsonl"
     write_jsonl(target, [{"id": "a", "text": "kept"}])
 
-    def rows():  # noqa: ANN202
+    def rows():
         yield {"id": "b", "text": "half"}
         raise RuntimeError("crash while writing")
 

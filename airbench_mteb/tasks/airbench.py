@@ -14,7 +14,8 @@ from airbench_mteb.tasks.base import PluginRetrievalTask
 
 AIRBENCH_CITATION = r"""
 @article{chen2024airbench,
-  author = {Chen, Jianlyu and Wang, Nan and Li, Chaofan and Wang, Bo and Xiao, Shitao and Xiao, Han and Liao, Hao and Lian, Defu and Liu, Zheng},
+  author = {Chen, Jianlyu and Wang, Nan and Li, Chaofan and Wang, Bo and Xiao, Shitao and Xiao, Han
+    and Liao, Hao and Lian, Defu and Liu, Zheng},
   journal = {arXiv preprint arXiv:2412.13102},
   title = {{AIR-Bench}: Automated Heterogeneous Information Retrieval Benchmark},
   year = {2024},

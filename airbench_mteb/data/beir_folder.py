@@ -1,0 +1,182 @@
+"""BEIR folders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+
+The layout ``beir``'s ``GenericDataLoader(folder).load(split=...)`` reads: one corpus and one
+query file shared by every split, and one qrels file per split, with a header line
+``query-id<TAB>corpus-id<TAB>score``. A split's queries are the queries its qrels name, so
+queries without judgments are not part of any split (``GenericDataLoader`` drops them too).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO
+
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import atomic_write, read_tsv, score
+from airbench_mteb.data.retrieval_data import (
+    Document,
+    Qrels,
+    RetrievalData,
+    add_qrel,
+    read_corpus_jsonl,
+    read_queries_jsonl,
+)
+
+CORPUS_FILE = "corpus.jsonl"
+QUERIES_FILE = "queries.jsonl"
+QRELS_DIR = "qrels"
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+# BEIR's qrels reader splits on tabs and lines and unquotes fields that start with a quote.
+_UNSAFE_IN_TSV = ("\t", "\n", "\r")
+
+
+def write_beir_folder(data: RetrievalData | Mapping[str, RetrievalData], folder: str | Path, *,
+                      split: str = "test") -> Path:
+    """Write one dataset (``split`` names it) or ``{split: data}`` sharing one corpus as a BEIR folder.
+
+    The corpus is written once; ``queries.jsonl`` holds the queries of every split. Every file is
+    written completely to a temporary file first, and the files are renamed into place only
+    when all of them are written, so an error leaves the folder as it was.
+
+    Raises:
+        DatasetError: splits with different corpora, a query id with different texts in two
+            splits, a qrel naming an unknown query or document, or an id or split name that
+            cannot be written to a qrels TSV file.
+    """
+    splits = dict(data) if isinstance(data, Mapping) else {split: data}
+    if not splits:
+        raise ValueError("no split to write")
+    for name, split_data in splits.items():
+        _check_split_name(name)
+        split_data.validate()
+        _check_qrels_ids(name, split_data.qrels)
+    corpus = _shared_corpus(splits)
+    queries = _merged_queries(splits)
+
+    folder = Path(folder)
+    with ExitStack() as stack:
+        _write_lines(stack.enter_context(atomic_write(folder / CORPUS_FILE)),
+                     (json.dumps({"_id": doc_id, "title": doc.title, "text": doc.text}, ensure_ascii=False)
+                      for doc_id, doc in corpus.items()))
+        _write_lines(stack.enter_context(atomic_write(folder / QUERIES_FILE)),
+                     (json.dumps({"_id": qid, "text": text}, ensure_ascii=False) for qid, text in queries.items()))
+        for name, split_data in splits.items():
+            _write_lines(stack.enter_context(atomic_write(folder / QRELS_DIR / f"{name}.tsv")),
+                         _qrels_lines(split_data.qrels))
+    return folder
+
+
+def read_beir_folder(folder: str | Path, split: str = "test", keep_titles: bool = True) -> RetrievalData:
+    """Read and validate one split of a BEIR folder.
+
+    The split's queries are those its qrels name, in qrels order. Titles are kept unless
+    ``keep_titles`` is false.
+
+    Raises:
+        DatasetError: naming the file and line or id -- a missing folder or file, undecodable
+            bytes, malformed JSON, a missing ``_id``/``text``, duplicate ids, empty texts, a
+            qrels file without its header or judgments, a line without three fields, a
+            non-integer score, a duplicate judgment, or a qrel naming an unknown query or document.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DatasetError("BEIR folder not found", path=folder)
+    qrels_path = folder / QRELS_DIR / f"{split}.tsv"
+    if not qrels_path.is_file():
+        known = ", ".join(beir_splits(folder)) or "none"
+        raise DatasetError(f"no qrels for split {split!r} (splits in this folder: {known})", path=qrels_path)
+    corpus_path, queries_path = folder / CORPUS_FILE, folder / QUERIES_FILE
+    corpus = read_corpus_jsonl(corpus_path, id_key="_id", keep_titles=keep_titles)
+    all_queries = read_queries_jsonl(queries_path, id_key="_id")
+    qrels = _read_qrels_tsv(qrels_path, all_queries, corpus)
+    return RetrievalData(
+        corpus=corpus,
+        queries={qid: all_queries[qid] for qid in qrels},
+        qrels=qrels,
+        origin={"corpus": str(corpus_path), "queries": str(queries_path), "qrels": str(qrels_path)},
+    )
+
+
+def beir_splits(folder: str | Path) -> list[str]:
+    """The splits a BEIR folder has qrels for, sorted."""
+    return sorted(path.stem for path in (Path(folder) / QRELS_DIR).glob("*.tsv"))
+
+
+def _read_qrels_tsv(path: Path, queries: Mapping[str, str], corpus: Mapping[str, Document]) -> Qrels:
+    qrels: Qrels = {}
+    for line, fields in read_tsv(path, header=False):
+        if line == 1:
+            _check_header(fields, path)
+            continue
+        if len(fields) != len(QRELS_HEADER):
+            raise DatasetError(f"expected {len(QRELS_HEADER)} tab-separated fields (query-id, corpus-id, score), "
+                               f"got {len(fields)}", path=path, line=line)
+        qid, doc_id, relevance = fields
+        if qid not in queries:
+            raise DatasetError(f"query {qid!r} is not in {QUERIES_FILE}", path=path, line=line, item_id=qid)
+        if doc_id not in corpus:
+            raise DatasetError(f"document {doc_id!r} is not in {CORPUS_FILE}", path=path, line=line, item_id=doc_id)
+        add_qrel(qrels, qid, doc_id, score(relevance, path=path, line=line), path, line)
+    if not qrels:
+        raise DatasetError("no judgments after the header line", path=path)
+    return qrels
+
+
+def _check_header(fields: list[str], path: Path) -> None:
+    # BEIR's reader skips the first line whatever it holds: a judgment there would be lost silently.
+    try:
+        float(fields[-1])
+    except ValueError:
+        return
+    raise DatasetError(f"the first line must be the header {chr(9).join(QRELS_HEADER)!r}, not a judgment",
+                       path=path, line=1)
+
+
+def _shared_corpus(splits: Mapping[str, RetrievalData]) -> dict[str, Document]:
+    (first_split, first), *others = splits.items()
+    for name, split_data in others:
+        if split_data.corpus is not first.corpus and split_data.corpus != first.corpus:
+            raise DatasetError(f"splits {first_split!r} and {name!r} have different corpora, but a BEIR folder "
+                               "holds one corpus: write them to separate folders")
+    return first.corpus
+
+
+def _merged_queries(splits: Mapping[str, RetrievalData]) -> dict[str, str]:
+    queries: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for name, split_data in splits.items():
+        for qid, text in split_data.queries.items():
+            if qid in queries and queries[qid] != text:
+                raise DatasetError(f"query id used by splits {owner[qid]!r} and {name!r} with different texts; "
+                                   f"{QUERIES_FILE} can hold only one", item_id=qid)
+            queries.setdefault(qid, text)
+            owner.setdefault(qid, name)
+    return queries
+
+
+def _check_split_name(name: str) -> None:
+    if not name or name in (".", "..") or any(ch in name for ch in "/\\\0"):
+        raise DatasetError(f"split name {name!r} cannot be a qrels file name")
+
+
+def _check_qrels_ids(split: str, qrels: Qrels) -> None:
+    for qid, docs in qrels.items():
+        for item_id in (qid, *docs):
+            if any(ch in item_id for ch in _UNSAFE_IN_TSV) or item_id.startswith('"'):
+                raise DatasetError(f"id in the qrels of split {split!r} holds a tab, a line break or a leading "
+                                   "quote, which BEIR's qrels TSV cannot carry", item_id=item_id)
+
+
+def _qrels_lines(qrels: Qrels) -> Iterator[str]:
+    yield "\t".join(QRELS_HEADER)
+    for qid, docs in qrels.items():
+        for doc_id, relevance in docs.items():
+            yield f"{qid}\t{doc_id}\t{relevance}"
+
+
+def _write_lines(handle: IO[str], lines: Iterator[str]) -> None:
+    for line in lines:
+        handle.write(line + "\n")

@@ -1,0 +1,332 @@
+"""Multi-source BEIR folders (co*cktail's layout) and the co*cktail catalog, hub zips and mirror.
+
+A multi-source folder is a BEIR folder whose corpus comes in several versions of the same
+documents, one file per source, all with the same ``_id`` set::
+
+    <folder>/corpus/<source>.jsonl     e.g. human.jsonl, llama-2-7b-chat-tmp0.2.jsonl
+    <folder>/queries.jsonl
+    <folder>/qrels/<split>.tsv         header: query-id  corpus-id  score
+
+The judgments name the shared ids, so they hold for every source's copy. co*cktail publishes
+each dataset as a zip of such a folder (hub dataset ``IR-Cocktail/<name>``, file ``<name>.zip``);
+a local mirror holds the unpacked zips as ``<data-dir>/cocktail/<name>/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import read_tsv, score
+from airbench_mteb.data.retrieval_data import (
+    Document,
+    Qrels,
+    RetrievalData,
+    add_qrel,
+    read_corpus_jsonl,
+    read_queries_jsonl,
+)
+
+CORPUS_DIR = "corpus"
+QUERIES_FILE = "queries.jsonl"
+QRELS_DIR = "qrels"
+MIRROR_FAMILY = "cocktail"  # <data-dir>/cocktail/<name>/
+CACHE_ENV = "AIRBENCH_MTEB_CACHE"
+# Settings besides one per source: the mixed corpus scored per source, and with every copy relevant.
+MIXED = "mixed"
+MIXED_ALL_RELEVANT = "mixed-all-relevant"
+_SHOWN_IDS = 5
+
+
+@dataclass
+class SourceCorpora:
+    """The corpus of every source of a multi-source folder (same ids), read once for all splits."""
+
+    folder: Path
+    corpora: dict[str, dict[str, Document]]  # source label -> doc id -> document, reference first
+    paths: dict[str, Path]  # source label -> corpus file
+
+
+@dataclass
+class MultiSourceData:
+    """One split of a multi-source folder: a corpus per source (same ids), queries and qrels."""
+
+    corpora: dict[str, dict[str, Document]]
+    queries: dict[str, str]
+    qrels: Qrels  # over the shared document ids
+    origin: dict[str, str] = field(default_factory=dict)
+
+
+def merged_doc_id(doc_id: str, stem: str) -> str:
+    """A document's id in a corpus mixing sources: ``<id>-<corpus file stem>``.
+
+    This is co*cktail's own scheme (``MED-10-human``, ``MED-10-llama-2-7b-chat-tmp0.2``), kept so
+    that exactly tied scores (identical copies, e.g. refused rewrites) are broken the same way as
+    in the published numbers: trec_eval orders ties by document id, descending.
+    """
+    return f"{doc_id}-{stem}"
+
+
+def read_source_corpora(folder: str | Path, sources: Mapping[str, str], *, keep_titles: bool = False) -> SourceCorpora:
+    """Read ``corpus/<stem>.jsonl`` for every source; ``sources`` maps a label to a file stem.
+
+    Titles are dropped unless ``keep_titles`` (co*cktail evaluates without them).
+
+    Raises:
+        DatasetError: a missing folder or corpus file (naming the corpus files present), corpora
+            whose id sets differ (naming a few ids and the files), or any error of the corpus
+            reader (bad JSON, duplicate ids, empty texts), with file and line.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DatasetError("multi-source dataset folder not found", path=folder)
+    if not sources:
+        raise ValueError("no source given")
+    paths = {label: folder / CORPUS_DIR / f"{stem}.jsonl" for label, stem in sources.items()}
+    for label, path in paths.items():
+        if not path.is_file():
+            present = sorted(p.stem for p in (folder / CORPUS_DIR).glob("*.jsonl"))
+            raise DatasetError(f"corpus file of source {label!r} not found (corpus files present: "
+                               f"{', '.join(present) or 'none'})", path=path)
+    corpora = {label: read_corpus_jsonl(path, id_key="_id", keep_titles=keep_titles) for label, path in paths.items()}
+    check_same_ids(corpora, paths)
+    return SourceCorpora(folder=folder, corpora=corpora, paths=paths)
+
+
+def read_multi_source_split(corpora: SourceCorpora, split: str) -> MultiSourceData:
+    """One split of the folder of ``corpora``: the queries its qrels name, and the qrels.
+
+    Raises:
+        DatasetError: a missing qrels file (naming the splits present), a malformed qrels line,
+            or a judgment naming a query or document that does not exist.
+    """
+    qrels_path = corpora.folder / QRELS_DIR / f"{split}.tsv"
+    if not qrels_path.is_file():
+        present = sorted(p.stem for p in (corpora.folder / QRELS_DIR).glob("*.tsv"))
+        raise DatasetError(f"no qrels for split {split!r} (splits present: {', '.join(present) or 'none'})",
+                           path=qrels_path)
+    queries_path = corpora.folder / QUERIES_FILE
+    all_queries = read_queries_jsonl(queries_path, id_key="_id")
+    reference, reference_docs = next(iter(corpora.corpora.items()))
+    checked = RetrievalData(corpus=reference_docs, queries=all_queries, qrels=read_qrels_tsv(qrels_path),
+                            origin={"corpus": str(corpora.paths[reference]), "queries": str(queries_path),
+                                    "qrels": str(qrels_path)}).validate()
+    return MultiSourceData(corpora=corpora.corpora, queries={qid: all_queries[qid] for qid in checked.qrels},
+                           qrels=checked.qrels, origin=checked.origin)
+
+
+def check_same_ids(corpora: Mapping[str, Mapping[str, Document]], paths: Mapping[str, Path]) -> None:
+    """Every source must hold the same document ids; the error names a few ids and both files."""
+    (first, first_docs), *others = corpora.items()
+    for label, docs in others:
+        missing = [doc_id for doc_id in first_docs if doc_id not in docs]
+        extra = [doc_id for doc_id in docs if doc_id not in first_docs]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"{len(missing)} ids of {paths[first]} are missing from it, e.g. "
+                             f"{', '.join(map(repr, missing[:_SHOWN_IDS]))}")
+            if extra:
+                parts.append(f"{len(extra)} ids are not in {paths[first]}, e.g. "
+                             f"{', '.join(map(repr, extra[:_SHOWN_IDS]))}")
+            raise DatasetError(f"sources {first!r} and {label!r} must hold the same document ids: "
+                               + "; ".join(parts), path=paths[label])
+
+
+def read_qrels_tsv(path: Path) -> Qrels:
+    """BEIR qrels (header ``query-id corpus-id score``); ids are checked later against queries and corpus."""
+    qrels: Qrels = {}
+    for line, fields in read_tsv(path, header=True):
+        if len(fields) != 3:
+            raise DatasetError(f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(fields)}",
+                               path=path, line=line)
+        qid, doc_id, relevance = fields
+        add_qrel(qrels, qid, doc_id, score(relevance, path=path, line=line), path, line)
+    if not qrels:
+        raise DatasetError("no judgments after the header line", path=path)
+    return qrels
+
+
+def setting_data(data: MultiSourceData, stems: Mapping[str, str], setting: str) -> RetrievalData:
+    """The corpus and qrels of one evaluation setting, with ids made unique by :func:`merged_doc_id`.
+
+    ``setting`` is a source label (that source's corpus alone), :data:`MIXED` or
+    :data:`MIXED_ALL_RELEVANT` (every source's corpus; every copy of a relevant document is
+    relevant). The two mixed settings hold the same corpus and qrels: they differ in how a task
+    scores them. A document has the same id and text in every setting, so embeddings computed
+    for one setting serve the others.
+    """
+    if setting in (MIXED, MIXED_ALL_RELEVANT):
+        labels: Sequence[str] = list(data.corpora)
+    elif setting in data.corpora:
+        labels = [setting]
+    else:
+        raise ValueError(f"unknown setting {setting!r}; settings: {', '.join(settings_of(list(data.corpora)))}")
+    corpus = {merged_doc_id(doc_id, stems[label]): doc for label in labels for doc_id, doc in data.corpora[label].items()}
+    qrels = {qid: {merged_doc_id(doc_id, stems[label]): grade for label in labels for doc_id, grade in docs.items()}
+             for qid, docs in data.qrels.items()}
+    return RetrievalData(corpus=corpus, queries=data.queries, qrels=qrels, origin=data.origin)
+
+
+def doc_sources(stems: Mapping[str, str], ids: Mapping[str, Any]) -> dict[str, str]:
+    """``{merged document id: source label}`` for a corpus with the shared ids ``ids``.
+
+    Raises:
+        DatasetError: two sources' ids merge into the same id (an id ending in another source's stem).
+    """
+    sources: dict[str, str] = {}
+    for label, stem in stems.items():
+        for doc_id in ids:
+            merged = merged_doc_id(doc_id, stem)
+            if merged in sources:
+                raise DatasetError(f"document ids of sources {sources[merged]!r} and {label!r} collide in the "
+                                   "mixed corpus; rename the corpus files", item_id=merged)
+            sources[merged] = label
+    return sources
+
+
+def settings_of(labels: Sequence[str]) -> list[str]:
+    """Every evaluation setting of a dataset with these source labels, in order."""
+    return [*labels, MIXED, MIXED_ALL_RELEVANT]
+
+
+# --- the co*cktail catalog and where its data come from ---------------------------------------
+
+@dataclass(frozen=True)
+class CocktailEntry:
+    """One co*cktail dataset: an entry of ``catalog/cocktail.json``."""
+
+    name: str  # hub repo, zip and folder name, e.g. "nfcorpus"
+    task_name: str
+    title: str
+    md5: str
+    domain: str
+    relevance: str
+    test_queries: int
+    corpus_size: int
+    eval_splits: tuple[str, ...]
+    paper_split: str
+    mteb_domains: tuple[str, ...]
+    task_subtypes: tuple[str, ...]
+    annotations_creators: str
+    date: tuple[str, str]
+    adapted_from: tuple[str, ...]
+    source_url: str
+    source_license: str
+    hub_org: str
+    revision: str
+    sources: tuple[tuple[str, str], ...]  # (label, corpus file stem), reference first
+
+    @property
+    def hub_repo(self) -> str:
+        return f"{self.hub_org}/{self.name}"
+
+    @property
+    def zip_name(self) -> str:
+        return f"{self.name}.zip"
+
+
+@cache
+def cocktail_entries() -> tuple[CocktailEntry, ...]:
+    raw = json.loads(resources.files("airbench_mteb.catalog").joinpath("cocktail.json").read_text(encoding="utf-8"))
+    shared = {key: value for key, value in raw.items() if key != "datasets" and not key.startswith("_")}
+    entries = []
+    for item in raw["datasets"]:
+        item = {**shared, **item}
+        entries.append(CocktailEntry(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in item.items() if k != "sources"},
+            sources=tuple((label, stem) for label, stem in item["sources"].items())))
+    names = [e.task_name for e in entries]
+    if len(set(names)) != len(names):
+        raise ValueError(f"catalog/cocktail.json: duplicate task names in {names}")
+    return tuple(entries)
+
+
+def mirror_folder(entry: CocktailEntry, data_dir: Path) -> Path:
+    """``<data-dir>/cocktail/<name>``: exactly the unpacked zip."""
+    folder = data_dir / MIRROR_FAMILY / entry.name
+    if not folder.is_dir():
+        raise DatasetError(f"co*cktail dataset {entry.name!r} is not in the local mirror (expected the unpacked "
+                           f"{entry.zip_name} there)", path=folder)
+    return folder
+
+
+def cache_root() -> Path:
+    """Where hub zips are unpacked: ``$AIRBENCH_MTEB_CACHE`` or ``~/.cache/airbench_mteb``."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "airbench_mteb").expanduser()
+
+
+def hub_folder(entry: CocktailEntry) -> Path:
+    """The dataset folder from the hub zip: downloaded (pinned revision), md5-checked, unpacked once."""
+    target = cache_root() / MIRROR_FAMILY / f"{entry.name}-{entry.md5}"
+    if (target / entry.name).is_dir():
+        return target / entry.name
+    return unpack_verified(download_zip(entry), entry.md5, target, entry.name)
+
+
+def download_zip(entry: CocktailEntry) -> Path:
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(repo_id=entry.hub_repo, filename=entry.zip_name, repo_type="dataset",
+                                    revision=entry.revision))
+    except Exception as error:
+        raise DatasetError(f"could not download {entry.zip_name} from the hub dataset {entry.hub_repo} "
+                           f"(revision {entry.revision}): {error}. Offline, point --data-dir (or "
+                           f"AIRBENCH_MTEB_DATA_DIR) at a mirror holding {MIRROR_FAMILY}/{entry.name}/",
+                           item_id=entry.task_name) from error
+
+
+def md5_of(path: Path) -> str:
+    digest = hashlib.md5()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def unpack_verified(zip_path: Path, expected_md5: str, target: Path, name: str) -> Path:
+    """Check the zip's md5, unpack it into ``target`` atomically and return ``target/name``.
+
+    The zip is unpacked into a temporary folder beside ``target`` that is renamed into place
+    only when complete, so an interrupted unpack leaves nothing behind and a finished one is
+    never redone.
+
+    Raises:
+        DatasetError: the md5 differs (naming the file, the expected and the actual md5), the
+            file is not a zip, or it does not hold the folder ``name/``.
+    """
+    actual = md5_of(zip_path)
+    if actual != expected_md5:
+        raise DatasetError(f"corrupted download: md5 is {actual}, expected {expected_md5}; delete the file and "
+                           "download it again", path=zip_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        try:
+            with zipfile.ZipFile(zip_path) as archive:
+                archive.extractall(staging)
+        except zipfile.BadZipFile as error:
+            raise DatasetError(f"not a valid zip file: {error}", path=zip_path) from None
+        if not (staging / name).is_dir():
+            raise DatasetError(f"the zip does not hold the folder {name}/", path=zip_path)
+        try:
+            staging.rename(target)
+        except OSError:
+            if not (target / name).is_dir():  # not a concurrent unpack that finished first
+                raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target / name
