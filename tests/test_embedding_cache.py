@@ -1,0 +1,330 @@
+"""The content-keyed embedding cache, with the real bundled all-MiniLM-L6-v2 and real news text (gensim's Lee corpus)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+# `import mteb` below creates its cache folder at once: keep it out of the home directory
+os.environ.setdefault("MTEB_CACHE", tempfile.mkdtemp(prefix="mteb-cache-"))
+
+import numpy as np
+import pytest
+from datasets import Dataset
+from mteb import TaskMetadata
+from mteb._create_dataloaders import create_dataloader
+from mteb.types import PromptType
+
+import airbench_mteb  # noqa: F401  (registers the bundled model aliases)
+from airbench_mteb.data.retrieval_data import Document, RetrievalData
+from airbench_mteb.models import embedding_cache
+from airbench_mteb.models.embedding_cache import (
+    CACHE_ENV,
+    CachedEncoder,
+    EmbeddingCacheWarning,
+    _as_keys,
+    _KeyIndex,
+    forget_loaded_stores,
+    namespace_settings,
+    with_embedding_cache,
+)
+from airbench_mteb.tasks.base import PluginRetrievalTask
+
+
+def _lee_documents() -> list[str]:
+    from gensim.test.utils import datapath
+
+    lines = Path(datapath("lee.cor")).read_text(encoding="latin-1").splitlines()
+    # 30 first sentences: short inputs keep the encodes fast
+    return [line.split(". ")[0].strip() for line in lines if line.strip()][:30]
+
+
+LEE = _lee_documents()
+
+
+def _metadata(name: str) -> TaskMetadata:
+    return TaskMetadata(
+        name=name, description="Lee news sentences, queried by their first words.", reference=None,
+        dataset={"path": "local/lee", "revision": "0"}, type="Retrieval", category="t2t", modalities=["text"],
+        eval_splits=["dev", "test"], eval_langs=["eng-Latn"], main_score="ndcg_at_10", date=None, domains=None,
+        task_subtypes=None, license=None, annotations_creators=None, dialect=None, sample_creation=None,
+        bibtex_citation="")
+
+
+def _lee_split(split: str) -> RetrievalData:
+    """One shared corpus (every other document titled); dev and test query different documents."""
+    corpus = {f"d{i}": Document(text=text, title=f"Lee news {i}" if i % 2 else "") for i, text in enumerate(LEE)}
+    chosen = range(0, 10) if split == "dev" else range(10, 20)
+    queries = {f"q{i}": " ".join(LEE[i].split()[:6]) for i in chosen}
+    return RetrievalData(corpus, queries, {f"q{i}": {f"d{i}": 1} for i in chosen})
+
+
+class LeeTaskA(PluginRetrievalTask):
+    metadata = _metadata("CacheTestLeeA")
+
+    def load_split(self, hf_subset: str, split: str) -> RetrievalData:
+        return _lee_split(split)
+
+
+class LeeTaskB(LeeTaskA):
+    metadata = _metadata("CacheTestLeeB")
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Any:
+    import mteb
+
+    return mteb.get_model("airbench-mteb/all-MiniLM-L6-v2")
+
+
+@pytest.fixture(autouse=True)
+def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    root = tmp_path / "embeddings"
+    monkeypatch.setenv(CACHE_ENV, str(root))
+    forget_loaded_stores()
+    yield root
+    forget_loaded_stores()
+
+
+@pytest.fixture
+def calls(minilm: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, int]]:
+    """Every call reaching the real model: (prompt type, number of inputs)."""
+    seen: list[tuple[Any, int]] = []
+    encode = type(minilm).encode
+
+    def counting(inputs: Any, **kwargs: Any) -> Any:
+        seen.append((kwargs.get("prompt_type"), len(inputs.dataset)))
+        return encode(minilm, inputs, **kwargs)
+
+    monkeypatch.setattr(minilm, "encode", counting)
+    return seen
+
+
+def _documents_loader(texts: list[str], titles: list[str] | None = None) -> Any:
+    columns = {"id": [f"d{i}" for i in range(len(texts))], "text": texts}
+    if titles is not None:
+        columns["title"] = titles
+    return create_dataloader(Dataset.from_dict(columns), task_metadata=LeeTaskA.metadata,
+                             prompt_type=PromptType.document, batch_size=8)
+
+
+def _encode(model: Any, loader: Any, prompt_type: PromptType = PromptType.document) -> np.ndarray:
+    return np.asarray(model.encode(loader, task_metadata=LeeTaskA.metadata, hf_split="test", hf_subset="default",
+                                   prompt_type=prompt_type, batch_size=8, show_progress_bar=False))
+
+
+def _shards(root: Path) -> list[Path]:
+    return sorted(root.rglob("*.npy"))
+
+
+def test_cached_vectors_equal_uncached_ones_in_input_order(minilm: Any, calls: list) -> None:
+    titles = [f"Lee news {i}" if i % 3 == 0 else "" for i in range(len(LEE))]
+    plain = _encode(minilm, _documents_loader(LEE, titles))
+    cached = with_embedding_cache(minilm)
+    assert isinstance(cached, CachedEncoder)
+
+    half = _encode(cached, _documents_loader(LEE[::2], titles[::2]))  # stores every other document
+    mixed = _encode(cached, _documents_loader(LEE, titles))  # half from the store, half encoded now
+    warm = _encode(cached, _documents_loader(LEE, titles))
+
+    np.testing.assert_allclose(half, plain[::2], atol=1e-6)
+    np.testing.assert_allclose(mixed, plain, atol=1e-6)
+    np.testing.assert_allclose(warm, plain, atol=1e-6)
+    assert [n for _, n in calls] == [len(LEE), (len(LEE) + 1) // 2, len(LEE) // 2]
+
+
+def test_second_encode_of_a_corpus_does_not_call_the_model(minilm: Any, calls: list) -> None:
+    first = _encode(with_embedding_cache(minilm), _documents_loader(LEE))
+    assert len(calls) == 1
+    forget_loaded_stores()  # as a new process would: read back from disk
+    second = _encode(with_embedding_cache(minilm), _documents_loader(LEE))
+    assert len(calls) == 1
+    np.testing.assert_array_equal(first, second)
+
+
+def test_repeated_texts_in_one_input_are_encoded_once(minilm: Any, calls: list) -> None:
+    texts = LEE[:5] * 3
+    vectors = _encode(with_embedding_cache(minilm), _documents_loader(texts))
+    assert calls == [(PromptType.document, 5)]
+    np.testing.assert_array_equal(vectors[:5], vectors[10:])
+
+
+def test_a_corpus_shared_by_splits_and_tasks_is_encoded_once(minilm: Any, calls: list,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import mteb
+
+    def main_scores(task: PluginRetrievalTask) -> dict[str, float]:
+        result = mteb.evaluate(minilm, task, cache=None, overwrite_strategy="always", show_progress_bar=False)
+        scores = result.task_results[0].scores
+        return {split: scores[split][0]["ndcg_at_10"] for split in ("dev", "test")}
+
+    first, second = main_scores(LeeTaskA()), main_scores(LeeTaskB())
+    documents = [n for prompt_type, n in calls if prompt_type == PromptType.document]
+    assert documents == [len(LEE)]  # two tasks x two splits, one encode of the corpus
+
+    monkeypatch.setenv(CACHE_ENV, "off")
+    uncached = main_scores(LeeTaskA())
+    assert [n for prompt_type, n in calls if prompt_type == PromptType.document][1:] == [len(LEE)] * 2
+    for split in ("dev", "test"):
+        assert first[split] == pytest.approx(uncached[split], abs=1e-6)
+        assert second[split] == pytest.approx(uncached[split], abs=1e-6)
+
+
+def test_prompt_type_and_applied_prompt_are_part_of_the_key(minilm: Any, calls: list, cache_root: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    cached = with_embedding_cache(minilm)
+    texts = LEE[:6]
+    as_document = _encode(cached, _documents_loader(texts), PromptType.document)
+    _encode(cached, _documents_loader(texts), PromptType.query)
+    assert [n for _, n in calls] == [6, 6]
+    assert len(_shards(cache_root)) == 2
+
+    # a prompt for one task only: that task gets its own vectors, other tasks keep sharing
+    monkeypatch.setattr(minilm, "model_prompts", {"query": "", "document": "",
+                                                  "CacheTestLeeB-document": "Represent this news: "})
+    def encode_for(task: type[PluginRetrievalTask]) -> np.ndarray:
+        return np.asarray(cached.encode(_documents_loader(texts), task_metadata=task.metadata, hf_split="test",
+                                        hf_subset="default", prompt_type=PromptType.document, batch_size=8,
+                                        show_progress_bar=False))
+
+    np.testing.assert_array_equal(encode_for(LeeTaskA), as_document)
+    assert len(calls) == 2
+    prompted = encode_for(LeeTaskB)
+    assert len(calls) == 3
+    assert not np.allclose(prompted, as_document, atol=1e-3)
+
+
+def test_settings_that_change_vectors_change_the_namespace(minilm: Any) -> None:
+    meta = LeeTaskA.metadata
+    base = namespace_settings(minilm, meta, PromptType.document, {"batch_size": 8})
+    assert base == namespace_settings(minilm, meta, PromptType.document, {"batch_size": 64, "show_progress_bar": False})
+    assert base == namespace_settings(minilm, LeeTaskB.metadata, PromptType.document, {})  # not the task name
+    assert base != namespace_settings(minilm, meta, PromptType.query, {})
+    assert base != namespace_settings(minilm, meta, PromptType.document, {"precision": "int8"})
+
+
+@pytest.mark.parametrize("value", ["0", "off", "OFF"])
+def test_cache_switched_off_by_environment(minilm: Any, cache_root: Path, monkeypatch: pytest.MonkeyPatch,
+                                           value: str) -> None:
+    monkeypatch.setenv(CACHE_ENV, value)
+    assert with_embedding_cache(minilm) is minilm
+    monkeypatch.setenv(CACHE_ENV, str(cache_root))
+    assert isinstance(with_embedding_cache(minilm), CachedEncoder)
+
+
+def test_truncated_or_unfinished_shards_are_skipped(minilm: Any, calls: list, cache_root: Path) -> None:
+    texts = LEE[:10]
+    expected = _encode(with_embedding_cache(minilm), _documents_loader(texts))
+    (vectors,) = _shards(cache_root)
+    vectors.write_bytes(vectors.read_bytes()[:-100])
+
+    # damaged while this process has it indexed
+    with pytest.warns(EmbeddingCacheWarning, match="cannot read"):
+        during = _encode(with_embedding_cache(minilm), _documents_loader(texts))
+    np.testing.assert_allclose(during, expected, atol=1e-6)
+    # damaged before a process reads it
+    forget_loaded_stores()
+    with pytest.warns(EmbeddingCacheWarning, match=vectors.name):
+        again = _encode(with_embedding_cache(minilm), _documents_loader(texts))
+    np.testing.assert_allclose(again, expected, atol=1e-6)
+    assert len(calls) == 3
+
+    # a shard whose keys never got renamed into place (a crash between the two renames) is not read
+    for keys in cache_root.rglob("*.keys"):
+        keys.unlink()
+    forget_loaded_stores()
+    _encode(with_embedding_cache(minilm), _documents_loader(texts))
+    assert len(calls) == 4
+
+
+def test_interrupted_encoding_resumes_from_the_saved_chunks(minilm: Any, calls: list,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding_cache, "CHUNK_SIZE", 10)
+    encode = minilm.encode
+
+    def crash_on_third_chunk(inputs: Any, **kwargs: Any) -> Any:
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return encode(inputs, **kwargs)
+
+    monkeypatch.setattr(minilm, "encode", crash_on_third_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        _encode(with_embedding_cache(minilm), _documents_loader(LEE[:25]))
+    monkeypatch.setattr(minilm, "encode", encode)
+    forget_loaded_stores()
+    _encode(with_embedding_cache(minilm), _documents_loader(LEE[:25]))
+    assert [n for _, n in calls] == [10, 10, 5]  # the two chunks saved before the crash are not redone
+
+
+def test_key_index_finds_every_key_across_merged_runs() -> None:
+    rng = np.random.default_rng(0)
+    keys = _as_keys(rng.bytes(16 * 5000)).copy()
+    keys[100:110, 0] = keys[99, 0]  # same first 64 bits: only the last 64 tell these apart
+    index = _KeyIndex()
+    start = 0
+    for size in (1, 7, 1000, 3, 2000, 1989):  # runs of very different sizes, merged as they come
+        index.add(keys[start:start + size], start)
+        start += size
+    np.testing.assert_array_equal(index.locate(keys), np.arange(5000))
+    unknown = _as_keys(rng.bytes(16 * 50)).copy()
+    unknown[0, 0] = keys[99, 0]
+    assert (index.locate(unknown) == -1).all()
+
+
+def test_an_unwritable_cache_warns_and_keeps_vectors_in_memory(minilm: Any, calls: list, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(CACHE_ENV, str(blocker / "embeddings"))
+    with pytest.warns(EmbeddingCacheWarning, match="cannot write"):
+        first = _encode(with_embedding_cache(minilm), _documents_loader(LEE[:4]))
+    second = _encode(with_embedding_cache(minilm), _documents_loader(LEE[:4]))
+    assert len(calls) == 1
+    np.testing.assert_array_equal(first, second)
+
+
+class TinySearchModel:
+    """Indexes and searches by itself: the cache has nothing to add."""
+
+    mteb_model_meta = None
+
+    def index(self, corpus: Any, **kwargs: Any) -> None:
+        self.corpus = corpus
+
+    def search(self, queries: Any, **kwargs: Any) -> dict[str, dict[str, float]]:
+        return {}
+
+    def encode(self, inputs: Any, **kwargs: Any) -> np.ndarray:
+        return np.zeros((len(inputs.dataset), 2))
+
+    def similarity(self, a: Any, b: Any) -> Any:
+        return a @ b.T
+
+    def similarity_pairwise(self, a: Any, b: Any) -> Any:
+        return (a * b).sum(-1)
+
+
+def test_models_the_cache_cannot_serve_are_returned_unchanged(minilm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    search_model = TinySearchModel()
+    assert with_embedding_cache(search_model) is search_model
+    assert with_embedding_cache("not a model") == "not a model"
+    cached = with_embedding_cache(minilm)
+    assert with_embedding_cache(cached) is cached  # never wrapped twice
+    unnamed = minilm.mteb_model_meta.model_copy(update={"revision": "no_revision_available"})
+    monkeypatch.setattr(minilm, "mteb_model_meta", unnamed)
+    assert with_embedding_cache(minilm) is minilm
+
+
+def test_wrapper_delegates_what_it_does_not_override(minilm: Any) -> None:
+    from mteb.models import CrossEncoderProtocol, EncoderProtocol, SearchProtocol
+
+    cached = with_embedding_cache(minilm)
+    assert isinstance(cached, EncoderProtocol)
+    assert not isinstance(cached, SearchProtocol | CrossEncoderProtocol)
+    assert cached.mteb_model_meta is minilm.mteb_model_meta
+    assert cached.model is minilm.model
+    a = np.eye(3, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(cached.similarity(a, a)), np.asarray(minilm.similarity(a, a)))
