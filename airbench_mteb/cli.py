@@ -17,6 +17,8 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.download",
     "airbench_mteb.commands.report",
     "airbench_mteb.commands.beir",
+    "airbench_mteb.commands.generate",
+    "airbench_mteb.commands.register",
 )
 
 

@@ -29,6 +29,7 @@ def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
     root = tmp_path_factory.mktemp("caches")
     os.environ["MTEB_CACHE"] = str(root / "mteb")
     os.environ.setdefault("AIRBENCH_MTEB_EMBEDDING_CACHE", str(root / "embeddings"))
+    os.environ["AIRBENCH_MTEB_CATALOG"] = str(root / "user_catalog.json")
 
 
 @pytest.fixture(scope="session")

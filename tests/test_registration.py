@@ -88,3 +88,29 @@ def test_tasks_command_lists_every_plugin_task_as_json() -> None:
 def test_cli_rejects_bad_arguments(bad: list[str]) -> None:
     done = _run([str(BIN / "airbench-mteb"), *bad])
     assert done.returncode != 0
+
+
+def test_register_dataset_makes_a_generated_folder_a_task(airbench_mirror: Path, tmp_path: Path) -> None:
+    """A folder with catalog_entry.json (what `generate airbench` writes) becomes an MTEB task for mteb itself."""
+    import shutil
+
+    from airbench_mteb.catalog import airbench_entries
+
+    source = next(e for e in airbench_entries() if e.task_name == "AIR-Bench_24.05_qa_news_en")
+    folder = tmp_path / "my-bench"
+    for kind in ("qa_news_en", "qrels-qa_news_en-dev", "qrels-qa_news_en"):
+        shutil.copytree(airbench_mirror / "AIR-Bench" / kind / "AIR-Bench_24.05", folder / "AIR-Bench" / kind / "custom")
+    entry = {k: v for k, v in vars(source).items() if k != "data_dir"}
+    entry.update(version="custom", revision="local", mteb_domains=list(source.mteb_domains), splits=["dev", "test"])
+    (folder / "catalog_entry.json").write_text(json.dumps(entry))
+    catalog = tmp_path / "catalog.json"
+    done = _run([str(BIN / "airbench-mteb"), "register-dataset", str(folder)], AIRBENCH_MTEB_CATALOG=str(catalog))
+    assert done.returncode == 0, done.stderr
+    assert "custom_qa_news_en" in done.stdout
+    run = _run([str(BIN / "mteb"), "run", "-m", "airbench-mteb/bm25", "-t", "custom_qa_news_en",
+                "--output-folder", str(tmp_path / "results"), "--no-co2-tracker"], AIRBENCH_MTEB_CATALOG=str(catalog))
+    assert run.returncode == 0, run.stderr[-3000:]
+    scores = json.loads(next((tmp_path / "results").rglob("custom_qa_news_en.json")).read_text())["scores"]
+    assert set(scores) == {"dev", "test"} and scores["test"][0]["ndcg_at_10"] > 0.3
+    missing = _run([str(BIN / "airbench-mteb"), "register-dataset", str(tmp_path)], AIRBENCH_MTEB_CATALOG=str(catalog))
+    assert missing.returncode == 2 and "catalog_entry.json" in missing.stderr

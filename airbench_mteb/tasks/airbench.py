@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
 from mteb import Benchmark, TaskMetadata
 
@@ -33,7 +34,7 @@ class AirBenchTask(PluginRetrievalTask):
     k_values = (1, 3, 5, 10, 50, 100, 1000)
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
-        root = data_dir()
+        root = Path(self.entry.data_dir) if self.entry.data_dir else data_dir()
         if getattr(self, "_corpus", None) is None:
             self._corpus: dict[str, Document] | None = load_corpus(self.entry, root)
         return load_split(self.entry, split, root, corpus=self._corpus)

