@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 GENERATORS = (
     "airbench_mteb.commands.generate:register_airbench",
+    "airbench_mteb.generation.cocktail:register_generator",
+    "airbench_mteb.generation.cocktail_report:register_generator",
 )
 
 

@@ -9,9 +9,8 @@ from pathlib import Path
 def report(args: argparse.Namespace) -> int:
     from airbench_mteb.report import PLOTS
 
-    names = list(PLOTS) if args.plot == ["all"] else args.plot
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in names:
+    for name in args.plot:
         for path in PLOTS[name](args):
             print(path)
     return 0
@@ -20,7 +19,7 @@ def report(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("report", help="write leaderboard tables and plots (PNG) from results")
     parser.add_argument("--plot", nargs="+", required=True,
-                        help="bias, heatmap, radar, table ... or 'all' (see airbench_mteb.report.PLOTS)")
+                        help="one or more of: bias, heatmap, radar, table (airbench_mteb.report.PLOTS)")
     parser.add_argument("--results", type=Path, required=True, help="MTEB results folder (mteb run --output-folder)")
     parser.add_argument("--predictions", type=Path, default=None, help="folder of `compare` outputs or predictions")
     parser.add_argument("--out", type=Path, required=True, help="where to write the files")

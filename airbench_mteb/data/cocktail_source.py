@@ -1,4 +1,4 @@
-"""Multi-source BEIR folders (co*cktail's layout) and the co*cktail catalog, hub zips and mirror.
+"""Multi-source BEIR folders (Cocktail's layout) and the Cocktail catalog, hub zips and mirror.
 
 A multi-source folder is a BEIR folder whose corpus comes in several versions of the same
 documents, one file per source, all with the same ``_id`` set::
@@ -7,7 +7,7 @@ documents, one file per source, all with the same ``_id`` set::
     <folder>/queries.jsonl
     <folder>/qrels/<split>.tsv         header: query-id  corpus-id  score
 
-The judgments name the shared ids, so they hold for every source's copy. co*cktail publishes
+The judgments name the shared ids, so they hold for every source's copy. Cocktail publishes
 each dataset as a zip of such a folder (hub dataset ``IR-Cocktail/<name>``, file ``<name>.zip``);
 a local mirror holds the unpacked zips as ``<data-dir>/cocktail/<name>/``.
 """
@@ -71,7 +71,7 @@ class MultiSourceData:
 def merged_doc_id(doc_id: str, stem: str) -> str:
     """A document's id in a corpus mixing sources: ``<id>-<corpus file stem>``.
 
-    This is co*cktail's own scheme (``MED-10-human``, ``MED-10-llama-2-7b-chat-tmp0.2``), kept so
+    This is Cocktail's own scheme (``MED-10-human``, ``MED-10-llama-2-7b-chat-tmp0.2``), kept so
     that exactly tied scores (identical copies, e.g. refused rewrites) are broken the same way as
     in the published numbers: trec_eval orders ties by document id, descending.
     """
@@ -81,7 +81,7 @@ def merged_doc_id(doc_id: str, stem: str) -> str:
 def read_source_corpora(folder: str | Path, sources: Mapping[str, str], *, keep_titles: bool = False) -> SourceCorpora:
     """Read ``corpus/<stem>.jsonl`` for every source; ``sources`` maps a label to a file stem.
 
-    Titles are dropped unless ``keep_titles`` (co*cktail evaluates without them).
+    Titles are dropped unless ``keep_titles`` (Cocktail evaluates without them).
 
     Raises:
         DatasetError: a missing folder or corpus file (naming the corpus files present), corpora
@@ -201,11 +201,11 @@ def settings_of(labels: Sequence[str]) -> list[str]:
     return [*labels, MIXED, MIXED_ALL_RELEVANT]
 
 
-# --- the co*cktail catalog and where its data come from ---------------------------------------
+# --- the Cocktail catalog and where its data come from ---------------------------------------
 
 @dataclass(frozen=True)
 class CocktailEntry:
-    """One co*cktail dataset: an entry of ``catalog/cocktail.json``."""
+    """One Cocktail dataset: an entry of ``catalog/cocktail.json``."""
 
     name: str  # hub repo, zip and folder name, e.g. "nfcorpus"
     task_name: str
@@ -257,7 +257,7 @@ def mirror_folder(entry: CocktailEntry, data_dir: Path) -> Path:
     """``<data-dir>/cocktail/<name>``: exactly the unpacked zip."""
     folder = data_dir / MIRROR_FAMILY / entry.name
     if not folder.is_dir():
-        raise DatasetError(f"co*cktail dataset {entry.name!r} is not in the local mirror (expected the unpacked "
+        raise DatasetError(f"Cocktail dataset {entry.name!r} is not in the local mirror (expected the unpacked "
                            f"{entry.zip_name} there)", path=folder)
     return folder
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from mteb.models import ModelMeta
 
+from airbench_mteb.models.bm25 import BM25 as BM25_MODEL
+
 MINILM = "airbench-mteb/all-MiniLM-L6-v2"
 E5_SMALL = "airbench-mteb/multilingual-e5-small"
 BUNDLED_ENCODERS = (MINILM, E5_SMALL)
@@ -28,3 +30,6 @@ def bundled_model_metas() -> list[ModelMeta]:
                framework=["NumPy"], memory_usage_mb=None),  # own 4-bit C engine
         bm25_model_meta(),
     ]
+
+
+__all__ = ["BM25_MODEL", "BUNDLED_ENCODERS", "E5_SMALL", "MINILM", "bundled_model_metas"]

@@ -5,11 +5,13 @@ from __future__ import annotations
 from mteb import AbsTask, Benchmark
 
 from airbench_mteb.tasks.airbench import airbench_benchmarks, airbench_task_classes
+from airbench_mteb.tasks.cocktail import cocktail_benchmarks, cocktail_task_classes
+from airbench_mteb.tasks.irsc import irsc_benchmarks, irsc_task_classes
 
 
 def all_task_classes() -> list[type[AbsTask]]:
-    return [*airbench_task_classes()]
+    return [*airbench_task_classes(), *cocktail_task_classes(), *irsc_task_classes()]
 
 
 def all_benchmarks() -> list[Benchmark]:
-    return [*airbench_benchmarks()]
+    return [*airbench_benchmarks(), *cocktail_benchmarks(), *irsc_benchmarks()]

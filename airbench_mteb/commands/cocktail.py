@@ -1,0 +1,108 @@
+"""`airbench-mteb bias`: ranking performance and source bias of a model, per evaluation setting.
+
+Two ways to name the data:
+
+* ``-t CocktailNFCorpus ...``: registered source-bias tasks (the Cocktail datasets); ``--data-dir``
+  is then the local mirror root (``<data-dir>/cocktail/<name>/``), as for ``airbench-mteb run``;
+* ``--sources human llm=my-rewrites``: ``--data-dir`` is itself a multi-source folder
+  (``corpus/<stem>.jsonl`` per source, same ids; ``queries.jsonl``; ``qrels/<split>.tsv``), the
+  first source being the reference.
+
+Results go to MTEB's results layout under ``--output-folder``; a summary table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from airbench_mteb.commands.run import apply_data_dir, resolve_model_argument
+
+SUMMARY_CUTOFFS = (1, 3, 5)
+
+
+def _tasks(args: argparse.Namespace) -> list[Any]:
+    import mteb
+
+    from airbench_mteb.tasks.cocktail import SourceBiasTask, make_source_bias_task
+
+    if args.sources:
+        if args.tasks or args.data_dir is None:
+            raise SystemExit("airbench-mteb bias: --sources evaluates the folder given by --data-dir, without -t")
+        return [make_source_bias_task(args.data_dir, args.sources, name=args.name, splits=args.eval_splits,
+                                      settings=args.settings, keep_titles=args.keep_titles or None)]
+    if not args.tasks:
+        raise SystemExit("airbench-mteb bias: give -t TASK... (e.g. CocktailNFCorpus) or --data-dir FOLDER --sources ...")
+    apply_data_dir(args)
+    tasks = []
+    for name in args.tasks:
+        task = mteb.get_task(name, eval_splits=args.eval_splits, hf_subsets=args.settings)
+        if not isinstance(task, SourceBiasTask):
+            raise SystemExit(f"airbench-mteb bias: {name} is not a source-bias task")
+        task.keep_titles = task.keep_titles or args.keep_titles
+        tasks.append(task)
+    return tasks
+
+
+def summary_rows(task_result: Any, reference: str, others: list[str]) -> list[list[str]]:
+    """One row per split and setting: NDCG@k, and for ``mixed`` the Relative Δ@k and the reference's share@k."""
+    rows = []
+    for split, subsets in task_result.scores.items():
+        for scores in subsets:
+            row = [task_result.task_name, split, scores["hf_subset"],
+                   *(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in SUMMARY_CUTOFFS)]
+            bias = scores.get("source_bias")
+            for other in others:
+                row += ([f"{bias[f'relative_delta_ndcg_at_{k}_{other}']:+.1f}" for k in SUMMARY_CUTOFFS] if bias
+                        else ["" for _ in SUMMARY_CUTOFFS])
+            row += ([f"{bias[f'share_at_{k}_{reference}']:.3f}" for k in SUMMARY_CUTOFFS] if bias
+                    else ["" for _ in SUMMARY_CUTOFFS])
+            rows.append(row)
+    return rows
+
+
+def bias(args: argparse.Namespace) -> int:
+    import mteb
+
+    tasks = _tasks(args)
+    model = mteb.get_model(resolve_model_argument(args.model))
+    options: dict[str, Any] = {"cache": mteb.ResultCache(args.output_folder)} if args.output_folder else {}
+    results = mteb.evaluate(model, tasks, encode_kwargs={"batch_size": args.batch_size} if args.batch_size else {},
+                            overwrite_strategy=args.overwrite_strategy, **options)
+    by_name = {task_result.task_name: task_result for task_result in results.task_results}
+    for task in tasks:
+        task_result = by_name[task.metadata.name]
+        reference, *others = [label for label, _ in task.sources]
+        header = ["task", "split", "setting", *(f"ndcg@{k}" for k in SUMMARY_CUTOFFS),
+                  *(f"Δ{k}:{other}" for other in others for k in SUMMARY_CUTOFFS),
+                  *(f"share@{k}:{reference}" for k in SUMMARY_CUTOFFS)]
+        rows = [header, *summary_rows(task_result, reference, others)]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        for row in rows:
+            print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    if args.output_folder:
+        print(f"results written under {Path(args.output_folder) / 'results'}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bias", help="ranking performance and source bias (Cocktail settings) of a model",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-m", "--model", required=True, help="model name, bundled alias or local model folder")
+    parser.add_argument("-t", "--tasks", nargs="+", help="source-bias tasks, e.g. CocktailNFCorpus CocktailNQUTD")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="with -t: local mirror root; with --sources: the multi-source folder to evaluate")
+    parser.add_argument("--sources", nargs="+", metavar="[LABEL=]STEM",
+                        help="corpus files corpus/<STEM>.jsonl of --data-dir, the reference (human) first")
+    parser.add_argument("--name", help="task name for --sources (default SourceBias_<folder name>)")
+    parser.add_argument("--settings", nargs="+", metavar="SETTING",
+                        help="subsets to run: source labels (e.g. human llm), mixed, mixed-all-relevant (default: all)")
+    parser.add_argument("--eval-splits", nargs="+", help="splits to evaluate (default: the task's)")
+    parser.add_argument("--keep-titles", action="store_true", help="keep document titles (dropped by default)")
+    parser.add_argument("--output-folder", type=Path, default=None, help="MTEB results folder (default: mteb's cache)")
+    parser.add_argument("--batch-size", type=int, default=None, help="encoding batch size")
+    parser.add_argument("--overwrite-strategy", default="only-missing",
+                        choices=["always", "never", "only-missing", "only-cache"], help="as in `mteb run`")
+    parser.set_defaults(func=bias)

@@ -1,0 +1,153 @@
+r"""Source bias: does a retriever prefer one source's copy of a document over another's?
+
+Cocktail (seed ``001``, sections 3-4) indexes a *mixed* corpus holding every document twice,
+the human-written original and an LLM rewrite with the same relevance labels, and ranks it
+once. That one ranking is then scored once per source: against qrels keyed to that source's
+copies only, the other copies counting as unjudged (not relevant). Comparing the two scores
+with :func:`relative_delta` gives the bias; :func:`source_share_at_k` gives the companion
+figure, the share of each source among the top ``k``.
+
+Inputs are plain dicts: a *run* ``{query_id: {doc_id: score}}``, *qrels*
+``{query_id: {doc_id: grade}}`` over the mixed corpus's document ids, and ``doc_sources``
+``{doc_id: source}`` naming the source of every document of the mixed corpus. Documents are
+ranked as trec_eval ranks them (score descending, equal scores by document id descending).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+
+from airbench_mteb.metrics.retrieval import Qrels, Run, evaluate_run, ranking
+
+BIAS_MEASURES = ("ndcg", "map")
+
+
+def relative_delta(m_human: float, m_llm: float) -> float:
+    r"""Relative Δ between a metric on the human target and on the LLM target, in percent.
+
+    .. math:: \mathrm{Relative}\ \Delta = \frac{M_\mathrm{Human} - M_\mathrm{LLM}}
+              {(M_\mathrm{Human} + M_\mathrm{LLM}) / 2} \times 100
+
+    (seed ``001``, section 4, "Evaluation Metrics", defined there for NDCG; Cocktail reports
+    it for NDCG@1, @3 and @5 in Tables 3, 14 and 16). Positive values mean the retriever ranks
+    human-written copies higher, negative values LLM-generated copies; the range is
+    ``[-200, 200]`` and swapping the arguments flips the sign.
+
+    When both metrics are 0 the ratio is undefined: the result is then 0.0 (no measurable
+    preference) and a :class:`RuntimeWarning` is emitted, so results never hold NaN.
+
+    Raises:
+        ValueError: a metric is negative, infinite or NaN.
+    """
+    for name, value in (("m_human", m_human), ("m_llm", m_llm)):
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be a finite metric value >= 0, got {value!r}")
+    mean = (m_human + m_llm) / 2
+    if mean == 0:
+        warnings.warn("relative_delta: both metrics are 0, so Relative Δ is undefined; reporting 0.0",
+                      RuntimeWarning, stacklevel=2)
+        return 0.0
+    return (m_human - m_llm) / mean * 100
+
+
+def qrels_for_source(qrels: Qrels, doc_sources: Mapping[str, str], source: str) -> dict[str, dict[str, int]]:
+    """Qrels keyed to one source's copies: judgments on other sources' documents are dropped.
+
+    Every query keeps its entry (possibly empty), so each source is scored on the same queries.
+
+    Raises:
+        ValueError: a judged document has no source in ``doc_sources``.
+    """
+    kept: dict[str, dict[str, int]] = {}
+    for qid, docs in qrels.items():
+        for doc_id in docs:
+            if doc_id not in doc_sources:
+                raise ValueError(f"document {doc_id!r} judged for query {qid!r} has no source in doc_sources")
+        kept[qid] = {doc_id: grade for doc_id, grade in docs.items() if doc_sources[doc_id] == source}
+    return kept
+
+
+def per_source_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
+                      k_values: Sequence[int]) -> dict[str, dict[str, float]]:
+    r"""NDCG@k and MAP@k of ONE ranking of the mixed corpus, once per source target.
+
+    For source ``s`` the run is scored against :func:`qrels_for_source` ``(s)`` with
+    pytrec_eval (through :func:`airbench_mteb.metrics.retrieval.evaluate_run`, unrounded):
+    this is how Cocktail obtains :math:`\mathrm{NDCG}_\mathrm{Human}` and
+    :math:`\mathrm{NDCG}_\mathrm{LLM}` (seed ``001``, section 4). A query is scored when it
+    is in the run and has judgments on that source's copies.
+
+    Returns:
+        ``{source: {"ndcg_at_<k>": ..., "map_at_<k>": ...}}``.
+    """
+    scores: dict[str, dict[str, float]] = {}
+    for source in sources:
+        target = {qid: docs for qid, docs in qrels_for_source(qrels, doc_sources, source).items() if docs}
+        if not target:
+            raise ValueError(f"no query has judgments on documents of source {source!r}")
+        evaluated = evaluate_run(target, run, k_values, digits=None)
+        scores[source] = {f"{m}_at_{k}": evaluated[f"{m}_at_{k}"] for m in BIAS_MEASURES for k in k_values}
+    return scores
+
+
+def source_share_at_k(run: Run, doc_sources: Mapping[str, str], source: str,
+                      k_values: Sequence[int]) -> dict[int, float]:
+    r"""Mean share of ``source``'s documents among the top ``k`` of each query's ranking.
+
+    .. math:: \mathrm{share@}k(s) = \frac{1}{|Q|} \sum_{q \in Q}
+              \frac{|\{d \in \mathrm{top}_k(q) : \mathrm{source}(d) = s\}|}{k}
+
+    over the queries :math:`Q` of the run; the denominator is ``k`` even when fewer documents
+    were retrieved (as Cocktail's ``evaluate_human_corpus_rate`` does; with ``s`` = human it is
+    the "human rate@k" of seed ``001``'s tool). With two sources an unbiased retriever scores
+    about 0.5.
+
+    Raises:
+        ValueError: the run is empty, a cut-off is not a positive integer, or a ranked document
+            has no source in ``doc_sources``.
+    """
+    if not run:
+        raise ValueError("the run has no query")
+    cutoffs = sorted(set(k_values))
+    if not cutoffs or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in cutoffs):
+        raise ValueError(f"cut-offs must be positive integers, got {list(k_values)!r}")
+    totals = dict.fromkeys(cutoffs, 0.0)
+    for qid, docs in run.items():
+        top = ranking(docs)[:cutoffs[-1]]
+        for doc_id in top:
+            if doc_id not in doc_sources:
+                raise ValueError(f"document {doc_id!r} ranked for query {qid!r} has no source in doc_sources")
+        for k in cutoffs:
+            totals[k] += sum(doc_sources[doc_id] == source for doc_id in top[:k]) / k
+    return {k: total / len(run) for k, total in totals.items()}
+
+
+def source_bias_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
+                       k_values: Sequence[int]) -> dict[str, float]:
+    """Every source-bias figure of one ranking of a mixed corpus, as flat named scores.
+
+    ``sources[0]`` is the reference (Cocktail: the human-written corpus); each other source is
+    compared with it. Keys, for every ``k`` and source ``s``:
+
+    - ``ndcg_at_<k>_<s>``, ``map_at_<k>_<s>``: :func:`per_source_scores`;
+    - ``relative_delta_ndcg_at_<k>_<s>``, ``relative_delta_map_at_<k>_<s>`` for ``s`` other than
+      the reference: :func:`relative_delta` (reference metric, metric of ``s``);
+    - ``share_at_<k>_<s>``: :func:`source_share_at_k`.
+    """
+    if len(sources) < 2 or len(set(sources)) != len(sources):
+        raise ValueError(f"need at least two distinct sources, got {list(sources)!r}")
+    per_source = per_source_scores(qrels, run, doc_sources, sources, k_values)
+    reference, *others = sources
+    scores: dict[str, float] = {}
+    for source in sources:
+        for name, value in per_source[source].items():
+            scores[f"{name}_{source}"] = value
+    for source in others:
+        for name, value in per_source[source].items():
+            scores[f"relative_delta_{name}_{source}"] = relative_delta(per_source[reference][name], value)
+    for source in sources:
+        for k, share in source_share_at_k(run, doc_sources, source, k_values).items():
+            scores[f"share_at_{k}_{source}"] = share
+    return scores

@@ -1,0 +1,214 @@
+"""IRSC plots and tables: SSCI heatmaps (paper Fig. 3/4), radar charts (Fig. 2), summary tables (Table 1).
+
+``heatmap`` reads the output of ``airbench-mteb compare`` (``--predictions`` = its ``--out``);
+``radar`` and ``table`` read MTEB results (``--results``: the folder ``mteb run
+--output-folder`` / ``ResultCache`` wrote, ``results/<model>/<revision>/<Task>.json``).
+One figure or table section per language setting (subset).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import atomic_write
+from airbench_mteb.generation.irsc import SETTINGS, irsc_catalog
+from airbench_mteb.report import register_plot
+
+# Table 1 / Figure 2 of the paper: r@10, m@10 (MRR) and n@10; the radar plots their mean
+PAPER_METRICS = (("recall_at_10", "R@10"), ("mrr_at_10", "MRR@10"), ("ndcg_at_10", "nDCG@10"))
+SETTING_TITLES = {"en": "English", "zh": "Chinese", "mixed": "Mixed-Language", "c2e": "C2E (Chinese queries, "
+                  "English corpus)", "e2c": "E2C (English queries, Chinese corpus)"}
+
+Scores = dict[str, dict[str, dict[str, dict[str, float]]]]  # model -> task -> subset -> metric -> value
+
+
+def task_labels() -> dict[str, str]:
+    """IRSC task name -> short label, in the paper's order (Query, Title, Part, Keyword, Summary)."""
+    return {entry["name"]: entry["label"] for entry in irsc_catalog()["tasks"]}
+
+
+def short_model(name: str) -> str:
+    return name.split("/", 1)[-1]
+
+
+def _selected(value: str, wanted: Iterable[str] | None) -> bool:
+    return wanted is None or value in wanted or short_model(value) in wanted
+
+
+def read_irsc_results(results: Path, models: list[str] | None = None, tasks: list[str] | None = None,
+                      split: str = "test") -> Scores:
+    """IRSC scores of every model under an MTEB results folder (model name from ``model_meta.json``)."""
+    labels = task_labels()
+    scores: Scores = {}
+    for path in sorted(results.rglob("*.json")):
+        task = path.stem
+        if task not in labels or not _selected(task, tasks):
+            continue
+        meta_path = path.parent / "model_meta.json"
+        model = (json.loads(meta_path.read_text(encoding="utf-8")).get("name") if meta_path.is_file()
+                 else path.parent.parent.name.replace("__", "/"))
+        if not _selected(model, models):
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
+        for entry in data.get("scores", {}).get(split, []):
+            scores.setdefault(model, {}).setdefault(task, {})[entry["hf_subset"]] = entry
+    if not scores:
+        raise DatasetError("no IRSC results (IRSC*Retrieval.json) for the selected models and tasks", path=results)
+    return scores
+
+
+def _subsets(scores: Scores) -> list[str]:
+    present = {s for tasks in scores.values() for subsets in tasks.values() for s in subsets}
+    return [s for s in SETTINGS if s in present]
+
+
+def _tasks_in(scores: Scores, subset: str) -> list[str]:
+    return [t for t in task_labels() if any(subset in tasks.get(t, {}) for tasks in scores.values())]
+
+
+def paper_average(entry: dict[str, float]) -> float:
+    """The radar value of Fig. 2: mean of Recall@10, MRR@10 and nDCG@10."""
+    return float(np.mean([entry[metric] for metric, _ in PAPER_METRICS]))
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+@register_plot("table")
+def summary_tables(args: argparse.Namespace) -> list[Path]:
+    """``irsc_tables.md``: per language, models x tasks with R@10 / MRR@10 / nDCG@10 and their mean."""
+    scores = read_irsc_results(args.results, args.models, args.tasks)
+    labels = task_labels()
+    lines = ["# IRSC results", ""]
+    for subset in _subsets(scores):
+        tasks = _tasks_in(scores, subset)
+        header = ["Model"] + [f"{labels[t]} {short}" for t in tasks for _, short in PAPER_METRICS] + ["Average"]
+        lines += [f"## {SETTING_TITLES[subset]}", "", "| " + " | ".join(header) + " |",
+                  "|" + "---|" * len(header)]
+        for model in sorted(scores):
+            cells, values = [], []
+            for task in tasks:
+                entry = scores[model].get(task, {}).get(subset)
+                for metric, _ in PAPER_METRICS:
+                    if entry is None:
+                        cells.append("-")
+                    else:
+                        cells.append(f"{entry[metric]:.4f}")
+                        values.append(entry[metric])
+            average = f"{np.mean(values):.4f}" if values else "-"
+            lines.append(f"| {short_model(model)} | " + " | ".join(cells) + f" | {average} |")
+        lines.append("")
+    path = args.out / "irsc_tables.md"
+    with atomic_write(path) as handle:
+        handle.write("\n".join(lines))
+    return [path]
+
+
+@register_plot("radar")
+def radar_charts(args: argparse.Namespace) -> list[Path]:
+    """``irsc_radar_<subset>.png``: every model over the IRSC tasks, value = mean(R@10, MRR@10, nDCG@10).
+
+    A setting with fewer than three tasks (e.g. Chinese built offline) gets grouped bars instead:
+    a radar of two axes is a line and hides one model behind the other.
+    """
+    plt = _pyplot()
+    scores = read_irsc_results(args.results, args.models, args.tasks)
+    labels = task_labels()
+    written = []
+    for subset in _subsets(scores):
+        tasks = _tasks_in(scores, subset)
+        values = {model: [paper_average(scores[model][t][subset]) if subset in scores[model].get(t, {}) else 0.0
+                          for t in tasks] for model in sorted(scores)}
+        if len(tasks) >= 3:
+            figure, axis = plt.subplots(figsize=(5.5, 5.5), subplot_kw={"polar": True})
+            angles = np.linspace(0, 2 * np.pi, len(tasks), endpoint=False).tolist()
+            for model, row in values.items():
+                axis.plot(angles + angles[:1], row + row[:1], linewidth=2, label=short_model(model))
+                axis.fill(angles + angles[:1], row + row[:1], alpha=0.15)
+            axis.set_xticks(angles)
+            axis.set_xticklabels([labels[t] for t in tasks], fontsize=11)
+            axis.set_yticks([0.2, 0.4, 0.6, 0.8, 1.0])
+            axis.tick_params(axis="y", labelsize=8)
+            axis.set_rlabel_position(180 / len(tasks))  # between the first two axes
+            axis.yaxis.set_zorder(5)  # the scale stays readable where a model's line crosses it
+            for tick in axis.get_yticklabels():
+                tick.set_bbox({"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 0.5})
+            legend = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.06)}
+        else:
+            figure, axis = plt.subplots(figsize=(5.5, 4))
+            width = 0.8 / len(values)
+            for offset, (model, row) in enumerate(values.items()):
+                positions = np.arange(len(tasks)) + (offset - (len(values) - 1) / 2) * width
+                bars = axis.bar(positions, row, width, label=short_model(model))
+                axis.bar_label(bars, fmt="%.3f", fontsize=8)
+            axis.set_xticks(range(len(tasks)), [labels[t] for t in tasks], fontsize=11)
+            legend = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.1)}
+        axis.set_ylim(0, 1)
+        axis.set_title(f"IRSC {SETTING_TITLES[subset]}\nmean of R@10, MRR@10, nDCG@10", fontsize=11, pad=18)
+        axis.legend(ncol=2, fontsize=9, frameon=False, **legend)
+        written.append(_save(figure, args.out / f"irsc_radar_{subset}.png", plt))
+    return written
+
+
+@register_plot("heatmap")
+def ssci_heatmaps(args: argparse.Namespace) -> list[Path]:
+    """``irsc_ssci_<subset>.png``: one SSCI matrix per task (blue: models agree, red: they diverge)."""
+    from airbench_mteb.commands.irsc import read_comparison
+
+    if getattr(args, "predictions", None) is None:
+        raise DatasetError("the heatmap reads `airbench-mteb compare` output: pass --predictions COMPARE_OUT")
+    comparisons = read_comparison(args.predictions)
+    labels = task_labels()
+    plt = _pyplot()
+    written = []
+    for subset in SETTINGS:
+        tasks = [t for t in labels if subset in comparisons.get(t, {}) and _selected(t, args.tasks)]
+        if not tasks:
+            continue
+        shown = []
+        for task in tasks:
+            comparison = comparisons[task][subset]
+            keep = [i for i, m in enumerate(comparison.models) if _selected(m, args.models)]
+            shown.append((task, [comparison.models[i] for i in keep], comparison.ssci[np.ix_(keep, keep)]))
+        top = max(float(m.max()) for _, _, m in shown) or 1.0
+        size = max(len(models) for _, models, _ in shown)
+        figure, axes = plt.subplots(1, len(shown), figsize=(1.2 + (1.1 + 0.9 * size) * len(shown), 1.6 + 0.9 * size),
+                                    squeeze=False)
+        for column, (axis, (task, models, matrix)) in enumerate(zip(axes[0], shown, strict=True)):
+            image = axis.imshow(matrix, cmap="coolwarm", vmin=0, vmax=top)
+            names = [short_model(m) for m in models]
+            axis.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=9)
+            # model names on the first matrix only: the rows are the same models in every panel
+            axis.set_yticks(range(len(names)), names if column == 0 else [""] * len(names), fontsize=9)
+            for (row, col), value in np.ndenumerate(matrix):
+                axis.text(col, row, f"{value:.3f}", ha="center", va="center", fontsize=9,
+                          color="white" if value > 0.6 * top else "black")
+            axis.set_title(f"{labels[task]} ({comparisons[task][subset].num_queries} q)", fontsize=10)
+        figure.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="SSCI")
+        figure.suptitle(f"SSCI, IRSC {SETTING_TITLES[subset]} (smaller = more consistent)", fontsize=11)
+        written.append(_save(figure, args.out / f"irsc_ssci_{subset}.png", plt))
+    if not written:
+        raise DatasetError("the comparison has no IRSC task for the selected tasks", path=args.predictions)
+    return written
+
+
+def _save(figure, path: Path, plt) -> Path:
+    with atomic_write(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=130, bbox_inches="tight")
+    plt.close(figure)
+    return path

