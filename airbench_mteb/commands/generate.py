@@ -86,10 +86,8 @@ def _airbench(args: argparse.Namespace) -> int:
         try:
             return await generate_airbench(config, client, args.out)
         finally:
-            account = client.account.as_dict()
             await client.aclose()
-            print(f"LLM: {account['calls']} calls, {account['cache_hits']} cached, "
-                  f"{account['tokens_in']}+{account['tokens_out']} tokens, cost {account['cost']}")
+            print(f"LLM: {client.account.summary()}")
 
     try:
         out = asyncio.run(run())

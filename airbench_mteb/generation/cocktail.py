@@ -514,14 +514,13 @@ def _command(args: argparse.Namespace) -> int:
             accounts = {}
             for endpoint, client in by_endpoint.items():
                 names = ",".join(s.name for s in sources if s.endpoint == endpoint)
-                accounts[f"{names} ({endpoint[0]}:{client.backend.model})"] = client.account.as_dict()
+                label = f"{names} ({endpoint[0]}:{client.backend.model})"
+                accounts[label] = client.account.as_dict()
                 await client.aclose()
+                print(f"LLM {label}: {client.account.summary()}")
             if accounts:
                 with atomic_write(args.out / "run_account.json") as handle:
                     json.dump(accounts, handle, indent=1)
-            for name, a in accounts.items():
-                print(f"LLM {name}: {a['calls']} calls, {a['cache_hits']} cached, "
-                      f"{a['tokens_in']}+{a['tokens_out']} tokens, cost {a['cost']}")
 
     try:
         manifest = asyncio.run(run())

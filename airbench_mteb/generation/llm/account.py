@@ -31,6 +31,11 @@ class Account:
     def cost(self) -> float:
         return (self.tokens_in * self.price_in + self.tokens_out * self.price_out) / 1e6
 
+    def summary(self) -> str:
+        """One line for the console at the end of a run."""
+        return (f"{self.calls} calls, {self.cache_hits} cached, {self.tokens_in}+{self.tokens_out} tokens, "
+                f"cost {round(self.cost, 6)}")
+
     def as_dict(self) -> dict[str, Any]:
         return {"calls": self.calls, "cache_hits": self.cache_hits, "tokens_in": self.tokens_in,
                 "tokens_out": self.tokens_out, "cost": round(self.cost, 6),
