@@ -63,8 +63,6 @@ def client_from_args(args: argparse.Namespace, out: Path) -> LLMClient:
 
 
 def _airbench(args: argparse.Namespace) -> int:
-    from airbench_mteb.data.errors import DatasetError
-    from airbench_mteb.generation import GenerationError
     from airbench_mteb.generation.airbench import AirBenchConfig, generate_airbench
     from airbench_mteb.generation.airbench.candidates import CandidateSettings
     from airbench_mteb.generation.airbench.qc import QCSettings
@@ -89,11 +87,7 @@ def _airbench(args: argparse.Namespace) -> int:
             await client.aclose()
             print(f"LLM: {client.account.summary()}")
 
-    try:
-        out = asyncio.run(run())
-    except (GenerationError, DatasetError) as error:
-        print(f"airbench-mteb generate airbench: {error}", file=sys.stderr)
-        return 2
+    out = asyncio.run(run())
     print(f"dataset written to {out} (card: {out / 'README.md'}; use --data-dir {out} to evaluate it)")
     kept = json.loads((out / "catalog_entry.json").read_text(encoding="utf-8"))["size"]["queries"]
     if not sum(kept.values()):

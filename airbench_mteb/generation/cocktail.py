@@ -489,16 +489,12 @@ async def generate_cocktail(config: CocktailConfig, clients: Mapping[str, LLMCli
 def _command(args: argparse.Namespace) -> int:
     from airbench_mteb.commands.generate import client_from_args
 
-    try:
-        sources = tuple(parse_llm_spec(values, backend=args.backend, model=args.model, base_url=args.base_url,
-                                       temperature=args.temperature) for values in args.llm)
-        config = CocktailConfig(corpus=str(args.corpus), sources=sources, max_docs=args.max_docs, seed=args.seed,
-                                min_words=args.min_words, max_words=args.max_words, max_tokens=args.max_tokens,
-                                require_marker=args.require_marker, max_failures=args.max_failures)
-        cocktail_run = CocktailRun(config, args.out)  # bad input fails here, before a model is loaded
-    except (GenerationError, DatasetError) as error:
-        print(f"airbench-mteb generate cocktail: {error}", file=sys.stderr)
-        return 2
+    sources = tuple(parse_llm_spec(values, backend=args.backend, model=args.model, base_url=args.base_url,
+                                   temperature=args.temperature) for values in args.llm)
+    config = CocktailConfig(corpus=str(args.corpus), sources=sources, max_docs=args.max_docs, seed=args.seed,
+                            min_words=args.min_words, max_words=args.max_words, max_tokens=args.max_tokens,
+                            require_marker=args.require_marker, max_failures=args.max_failures)
+    cocktail_run = CocktailRun(config, args.out)  # bad input fails here, before a model is loaded
 
     async def run() -> dict[str, Any]:
         by_endpoint: dict[tuple[str, str | None, str | None], LLMClient] = {}
@@ -522,11 +518,7 @@ def _command(args: argparse.Namespace) -> int:
                 with atomic_write(args.out / "run_account.json") as handle:
                     json.dump(accounts, handle, indent=1)
 
-    try:
-        manifest = asyncio.run(run())
-    except (GenerationError, DatasetError) as error:
-        print(f"airbench-mteb generate cocktail: {error}", file=sys.stderr)
-        return 2
+    manifest = asyncio.run(run())
     print(f"dataset written to {args.out} (card: {args.out / 'README.md'})")
     failed = sum(s["outcomes"].get(FAILED, 0) for s in manifest["sources"].values())
     if failed:

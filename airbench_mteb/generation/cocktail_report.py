@@ -14,7 +14,6 @@ import argparse
 import json
 import random
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -249,12 +248,8 @@ def render_markdown(figures: dict[str, Any], manifest: dict[str, Any]) -> str:
 
 
 def _command(args: argparse.Namespace) -> int:
-    try:
-        figures = quality_report(args.data, args.out, models=args.model or [DEFAULT_MODEL], embedder=args.embedder,
-                                 seed=args.seed)
-    except (GenerationError, DatasetError) as error:
-        print(f"airbench-mteb generate cocktail-report: {error}", file=sys.stderr)
-        return 2
+    figures = quality_report(args.data, args.out, models=args.model or [DEFAULT_MODEL], embedder=args.embedder,
+                             seed=args.seed)
     for source, entry in figures["sources"].items():
         print(f"{source}: rewritten {entry['rewritten']}/{figures['documents']}, cosine matching "
               f"{_pm(entry.get('cosine_matching'))} vs random {_pm(entry.get('cosine_random'))}, Jaccard "
