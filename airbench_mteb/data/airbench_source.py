@@ -7,6 +7,7 @@ e.g. ``<root>/AIR-Bench/qa_law_en/AIR-Bench_24.05/corpus_default.jsonl`` and
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ from airbench_mteb.data.retrieval_data import (
 )
 
 QRELS_KEYS = ("qid", "docid", "relevance")
+logger = logging.getLogger(__name__)
 
 
 def mirror_file(root: Path, entry: AirBenchEntry, location: tuple[str, str]) -> Path:
@@ -120,7 +122,11 @@ def fill_mirror(entries: list[AirBenchEntry], root: Path, splits: tuple[str, ...
         wanted = [s for s in entry.splits if splits is None or s in splits]
         parts = [(entry.corpus_location(), None)]
         parts += [(entry.queries_location(s), None) for s in wanted]
-        parts += [(entry.qrels_location(s), s) for s in wanted if not entry.is_gated(s) or os.environ.get("HF_TOKEN")]
+        readable = [s for s in wanted if not entry.is_gated(s) or os.environ.get("HF_TOKEN")]
+        if len(readable) < len(wanted):
+            logger.warning("%s: %s qrels skipped, they are gated on the hub (set HF_TOKEN)", entry.task_name,
+                           "/".join(s for s in wanted if s not in readable))
+        parts += [(entry.qrels_location(s), s) for s in readable]
         for location, split in parts:
             target = mirror_file(root, entry, location)
             if target.is_file():
