@@ -18,14 +18,8 @@ from tqdm.auto import tqdm
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import write_jsonl
-from airbench_mteb.data.retrieval_data import (
-    Document,
-    Qrels,
-    RetrievalData,
-    read_corpus_jsonl,
-    read_qrels_jsonl,
-    read_queries_jsonl,
-)
+from airbench_mteb.data.arrow_corpus import check_arrow_corpus, corpus_from_jsonl
+from airbench_mteb.data.retrieval_data import Qrels, RetrievalData, read_qrels_jsonl, read_queries_jsonl
 
 QRELS_KEYS = ("qid", "docid", "relevance")
 logger = logging.getLogger(__name__)
@@ -37,62 +31,58 @@ def mirror_file(root: Path, entry: AirBenchEntry, location: tuple[str, str]) -> 
 
 
 def _hub_token(entry: AirBenchEntry, split: str | None) -> str | None:
-    """HF_TOKEN for gated splits; a DatasetError that says what to do when it is missing."""
+    """HF_TOKEN for gated splits, or None (also when it is missing: see :func:`qrels_available`)."""
     if split is None or not entry.is_gated(split):
         return None
-    token = os.environ.get("HF_TOKEN")
-    if not token:
-        repo = entry.qrels_location(split)[0]
-        raise DatasetError(f"{split} qrels of {entry.task_name} are gated on the hub ({repo}): set HF_TOKEN "
-                           f"to an account with access, evaluate --eval-splits dev, or use a local mirror "
-                           f"(AIRBENCH_MTEB_DATA_DIR)", item_id=entry.task_name)
-    return token
+    return os.environ.get("HF_TOKEN") or None
 
 
-def _hub_rows(entry: AirBenchEntry, location: tuple[str, str], split: str | None = None) -> Iterator[dict[str, Any]]:
+def _hub_dataset(entry: AirBenchEntry, location: tuple[str, str], split: str | None = None) -> Any:
+    """One hub split as a memory-mapped ``datasets.Dataset`` (downloaded and cached by ``datasets``)."""
     import datasets
 
     repo, split_name = location
-    token = _hub_token(entry, split)
     try:
-        rows = datasets.load_dataset(repo, entry.version, split=split_name, revision=entry.revision, token=token)
+        return datasets.load_dataset(repo, entry.version, split=split_name, revision=entry.revision,
+                                     token=_hub_token(entry, split))
     except Exception as error:
         raise DatasetError(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}",
                            item_id=entry.task_name) from error
-    yield from rows
 
 
-def _corpus_from_rows(rows: Iterator[dict[str, Any]], origin: str) -> dict[str, Document]:
-    corpus: dict[str, Document] = {}
-    for number, row in enumerate(rows, start=1):
-        doc_id, text = str(row["id"]), row["text"]
-        if doc_id in corpus:
-            raise DatasetError("duplicate document id", path=origin, line=number, item_id=doc_id)
-        if not text or not text.strip():
-            raise DatasetError("empty document text", path=origin, line=number, item_id=doc_id)
-        corpus[doc_id] = Document(text=text)
-    return corpus
+def _hub_rows(entry: AirBenchEntry, location: tuple[str, str], split: str | None = None) -> Iterator[dict[str, Any]]:
+    yield from _hub_dataset(entry, location, split)
 
 
-def load_corpus(entry: AirBenchEntry, data_dir: Path | None) -> dict[str, Document]:
+def load_corpus(entry: AirBenchEntry, data_dir: Path | None) -> Any:
+    """The corpus as a validated, memory-mapped Arrow ``datasets.Dataset`` (columns id, text)."""
     location = entry.corpus_location()
     if data_dir is not None:
-        return read_corpus_jsonl(mirror_file(data_dir, entry, location), keep_titles=False)
-    return _corpus_from_rows(_hub_rows(entry, location), "/".join(location))
+        return corpus_from_jsonl(mirror_file(data_dir, entry, location), keep_titles=False)
+    return check_arrow_corpus(_hub_dataset(entry, location), "/".join(location))
+
+
+def qrels_available(entry: AirBenchEntry, split: str, data_dir: Path | None) -> bool:
+    """False for a closed-book split: its qrels are not in the mirror, or gated on the hub without HF_TOKEN."""
+    if data_dir is not None:
+        return mirror_file(data_dir, entry, entry.qrels_location(split)).is_file()
+    return not entry.is_gated(split) or _hub_token(entry, split) is not None
 
 
 def load_queries_and_qrels(entry: AirBenchEntry, split: str, data_dir: Path | None) -> tuple[dict[str, str], Qrels, dict[str, str]]:
+    """Queries and qrels of one split; the qrels are empty for a closed-book split (see :func:`qrels_available`)."""
     queries_at, qrels_at = entry.queries_location(split), entry.qrels_location(split)
+    closed_book = not qrels_available(entry, split, data_dir)
+    if closed_book:
+        logger.info("%s %s: no qrels at hand (%s), so this split is closed-book: it is searched, not scored",
+                    entry.task_name, split, "gated on the hub, HF_TOKEN unset" if data_dir is None else
+                    f"{mirror_file(data_dir, entry, qrels_at)} absent")
     if data_dir is not None:
         queries_file = mirror_file(data_dir, entry, queries_at)
         qrels_file = mirror_file(data_dir, entry, qrels_at)
-        if not qrels_file.is_file() and entry.is_gated(split):
-            raise DatasetError(f"{split} qrels of {entry.task_name} are missing from the mirror; they are gated on the "
-                               f"hub: fill the mirror with HF_TOKEN set, or evaluate --eval-splits dev",
-                               path=qrels_file)
         origin = {"queries": str(queries_file), "qrels": str(qrels_file)}
-        return read_queries_jsonl(queries_file), read_qrels_jsonl(qrels_file, QRELS_KEYS), origin
-    _hub_token(entry, split)  # fail on gating before downloading anything
+        qrels = {} if closed_book else read_qrels_jsonl(qrels_file, QRELS_KEYS)
+        return read_queries_jsonl(queries_file), qrels, origin
     queries = {}
     for number, row in enumerate(_hub_rows(entry, queries_at), start=1):
         qid = str(row["id"])
@@ -100,13 +90,13 @@ def load_queries_and_qrels(entry: AirBenchEntry, split: str, data_dir: Path | No
             raise DatasetError("duplicate query id", path="/".join(queries_at), line=number, item_id=qid)
         queries[qid] = row["text"]
     qrels: Qrels = {}
-    for row in _hub_rows(entry, qrels_at, split):
-        qrels.setdefault(str(row["qid"]), {})[str(row["docid"])] = int(row["relevance"])
+    if not closed_book:
+        for row in _hub_rows(entry, qrels_at, split):
+            qrels.setdefault(str(row["qid"]), {})[str(row["docid"])] = int(row["relevance"])
     return queries, qrels, {"queries": "/".join(queries_at), "qrels": "/".join(qrels_at)}
 
 
-def load_split(entry: AirBenchEntry, split: str, data_dir: Path | None,
-               corpus: dict[str, Document] | None = None) -> RetrievalData:
+def load_split(entry: AirBenchEntry, split: str, data_dir: Path | None, corpus: Any = None) -> RetrievalData:
     """One validated split; pass ``corpus`` to reuse a corpus already loaded for another split."""
     if corpus is None:
         corpus = load_corpus(entry, data_dir)

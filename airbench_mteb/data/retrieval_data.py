@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.data.arrow_corpus import missing_ids
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import field as text_field
-from airbench_mteb.data.files import read_jsonl, score
-
-Qrels = dict[str, dict[str, int]]
+from airbench_mteb.data.files import read_jsonl
+from airbench_mteb.data.qrels import Qrels
+from airbench_mteb.data.qrels import read_qrels_jsonl as read_qrels_jsonl  # its old home: callers import it here
 
 
 @dataclass
@@ -24,7 +24,9 @@ class Document:
 class RetrievalData:
     """Corpus, queries and qrels of one (subset, split), already validated."""
 
-    corpus: dict[str, Document]
+    # small corpora (generation, BEIR round trips) as a dict; benchmark corpora as a memory-mapped
+    # ``datasets.Dataset`` (see data/arrow_corpus.py)
+    corpus: dict[str, Document] | Any
     queries: dict[str, str]
     qrels: Qrels
     origin: dict[str, str] = field(default_factory=dict)  # part name -> file or hub id, for messages
@@ -32,26 +34,31 @@ class RetrievalData:
     def validate(self) -> RetrievalData:
         """Check that every qrel points at a known query and document."""
         qrels_origin = self.origin.get("qrels")
-        for qid, docs in self.qrels.items():
+        for qid in self.qrels:
             if qid not in self.queries:
                 raise DatasetError(f"qrels name query {qid!r}, which is not among the queries "
                                    f"({self.origin.get('queries', 'queries')})", path=qrels_origin, item_id=qid)
-            for doc_id in docs:
-                if doc_id not in self.corpus:
-                    raise DatasetError(f"qrels of query {qid!r} name document {doc_id!r}, which is not in the "
-                                       f"corpus ({self.origin.get('corpus', 'corpus')})", path=qrels_origin,
-                                       item_id=doc_id)
+        judged = (doc_id for docs in self.qrels.values() for doc_id in docs)
+        unknown = (missing_ids(self.corpus, judged) if not isinstance(self.corpus, dict)
+                   else [doc_id for doc_id in judged if doc_id not in self.corpus])
+        if unknown:
+            qid = next(q for q, docs in self.qrels.items() if unknown[0] in docs)
+            raise DatasetError(f"qrels of query {qid!r} name document {unknown[0]!r}, which is not in the "
+                               f"corpus ({self.origin.get('corpus', 'corpus')})", path=qrels_origin,
+                               item_id=unknown[0])
         return self
 
     def to_mteb(self) -> dict[str, Any]:
-        """The ``RetrievalSplitData`` mapping MTEB's AbsTaskRetrieval evaluates."""
+        """The ``RetrievalSplitData`` mapping MTEB's AbsTaskRetrieval evaluates (an Arrow corpus passes as it is)."""
         from datasets import Dataset
 
-        corpus = Dataset.from_dict({
-            "id": list(self.corpus),
-            "title": [d.title for d in self.corpus.values()],
-            "text": [d.text for d in self.corpus.values()],
-        })
+        corpus = self.corpus
+        if isinstance(corpus, dict):
+            corpus = Dataset.from_dict({
+                "id": list(corpus),
+                "title": [d.title for d in corpus.values()],
+                "text": [d.text for d in corpus.values()],
+            })
         queries = Dataset.from_dict({"id": list(self.queries), "text": list(self.queries.values())})
         return {"corpus": corpus, "queries": queries, "relevant_docs": self.qrels, "top_ranked": None}
 
@@ -87,24 +94,3 @@ def read_queries_jsonl(path: str | Path, id_key: str = "id") -> dict[str, str]:
         queries[qid] = text_field(row, "text", path=path, line=line)
     return queries
 
-
-def add_qrel(qrels: Qrels, qid: str, doc_id: str, relevance: int, path: Path, line: int) -> None:
-    docs = qrels.setdefault(qid, {})
-    if doc_id in docs:
-        raise DatasetError(f"duplicate qrel for query {qid!r} and document {doc_id!r}", path=path, line=line,
-                           item_id=f"{qid}/{doc_id}")
-    docs[doc_id] = relevance
-
-
-def read_qrels_jsonl(path: str | Path, keys: Iterable[str] = ("qid", "docid", "relevance")) -> Qrels:
-    """Rows ``{qid, docid, relevance}`` (the AIR-Bench hub layout)."""
-    path = Path(path)
-    qid_key, doc_key, rel_key = keys
-    qrels: Qrels = {}
-    for line, row in read_jsonl(path):
-        qid = text_field(row, qid_key, path=path, line=line)
-        doc_id = text_field(row, doc_key, path=path, line=line)
-        if rel_key not in row:
-            raise DatasetError(f"missing field {rel_key!r}", path=path, line=line)
-        add_qrel(qrels, qid, doc_id, score(row[rel_key], path=path, line=line), path, line)
-    return qrels

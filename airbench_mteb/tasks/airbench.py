@@ -10,7 +10,7 @@ from mteb import Benchmark, TaskMetadata
 from airbench_mteb.catalog import AirBenchEntry, airbench_entries
 from airbench_mteb.data import data_dir
 from airbench_mteb.data.airbench_source import load_corpus, load_split
-from airbench_mteb.data.retrieval_data import Document, RetrievalData
+from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.tasks.base import PluginRetrievalTask
 
 AIRBENCH_CITATION = r"""
@@ -36,7 +36,7 @@ class AirBenchTask(PluginRetrievalTask):
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         root = Path(self.entry.data_dir) if self.entry.data_dir else data_dir()
         if getattr(self, "_corpus", None) is None:
-            self._corpus: dict[str, Document] | None = load_corpus(self.entry, root)
+            self._corpus = load_corpus(self.entry, root)  # memory-mapped Arrow, shared by the splits
         return load_split(self.entry, split, root, corpus=self._corpus)
 
 

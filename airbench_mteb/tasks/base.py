@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 from airbench_mteb.data.retrieval_data import RetrievalData
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
 
 
 class PluginRetrievalTask(AbsTaskRetrieval):
@@ -18,6 +25,27 @@ class PluginRetrievalTask(AbsTaskRetrieval):
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         raise NotImplementedError
+
+    def filter_eval_splits(self, eval_splits: Sequence[str] | None) -> Self:
+        """Keep the requested splits this task has (a Long-Doc dataset has one of dev or test).
+
+        Checked when tasks are selected, before any data is read: a task with none of the requested
+        splits is evaluated on none and says so in one line.
+        """
+        if eval_splits is None:
+            self._eval_splits = None
+            return self
+        own = self.metadata.eval_splits
+        self._eval_splits = [split for split in eval_splits if split in own]
+        if not self._eval_splits:
+            logger.warning("%s: skipped, it has none of the requested splits %s (its splits: %s)",
+                           self.metadata.name, ", ".join(eval_splits), ", ".join(own))
+        return self
+
+    @property
+    def eval_splits(self) -> Sequence[str]:
+        # MTEB falls back to every split when the filtered list is empty; a filtered-out task must stay empty
+        return self.metadata.eval_splits if self._eval_splits is None else self._eval_splits
 
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:

@@ -1,0 +1,190 @@
+"""Corpora as memory-mapped Arrow files, so no corpus text lives on the Python heap.
+
+A JSON-lines corpus is validated line by line and written once, in record batches, to an Arrow
+file under the ``datasets`` cache (``<HF_DATASETS_CACHE>/airbench_mteb_corpora``), keyed by what
+determines its content: the file's resolved path, size and modification time, and the reading
+options. Later loads memory-map that file. A hub corpus is already a memory-mapped ``datasets``
+Arrow table; it is validated batch by batch without converting rows to Python objects.
+
+Memory while building: one batch of rows (``BATCH_ROWS``) plus 8 bytes per document (a 64-bit hash of
+its id, to find duplicate ids; a second pass over the file names the lines only when one is found).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import atomic_write, field, read_jsonl
+
+BATCH_ROWS = 8192
+# Bump when the layout of the cached Arrow files changes.
+_FORMAT = 1
+
+
+def corpus_cache_dir() -> Path:
+    """Where built corpus files are kept: beside the ``datasets`` library's own cache."""
+    import datasets
+
+    return Path(datasets.config.HF_DATASETS_CACHE) / "airbench_mteb_corpora"
+
+
+def _schema(with_titles: bool) -> pa.Schema:
+    names = ("id", "title", "text") if with_titles else ("id", "text")
+    return pa.schema([(name, pa.string()) for name in names])
+
+
+def _id_hashes(ids: Iterable[str]) -> np.ndarray:
+    return np.fromiter((int.from_bytes(hashlib.blake2b(i.encode("utf-8"), digest_size=8).digest(), "little")
+                        for i in ids), dtype=np.uint64)
+
+
+def _first_duplicate(hashes: np.ndarray) -> int | None:
+    """A hash that occurs twice, or None (8 bytes per document: the ids themselves are not kept)."""
+    ordered = np.sort(hashes)
+    repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
+    return int(ordered[repeated[0]]) if repeated.size else None
+
+
+class JsonlCorpusBuilder:
+    """Streams a JSON-lines corpus into an Arrow file, checking every line as it goes."""
+
+    def __init__(self, path: Path, *, id_key: str, keep_titles: bool) -> None:
+        self.path = path
+        self.id_key = id_key
+        self.keep_titles = keep_titles
+
+    def rows(self) -> Iterator[tuple[int, str, str, str]]:
+        """``(line, id, title, text)`` of every document; a title may stand in for an empty text."""
+        for line, row in read_jsonl(self.path):
+            doc_id = field(row, self.id_key, path=self.path, line=line)
+            title = (field(row, "title", path=self.path, line=line, allow_empty=True)
+                     if self.keep_titles and "title" in row else "")
+            text = field(row, "text", path=self.path, line=line, allow_empty=bool(title))
+            yield line, doc_id, title, text
+
+    def write(self, target: Path) -> int:
+        """Write the Arrow file (atomically); return the number of documents."""
+        schema = _schema(self.keep_titles)
+        hashes: list[np.ndarray] = []
+        count = 0
+        with atomic_write(target, "wb") as handle, pa.ipc.new_stream(handle, schema) as writer:
+            batch: list[tuple[int, str, str, str]] = []
+            for item in self.rows():
+                batch.append(item)
+                if len(batch) == BATCH_ROWS:
+                    hashes.append(self._write_batch(writer, schema, batch))
+                    count += len(batch)
+                    batch = []
+            if batch:
+                hashes.append(self._write_batch(writer, schema, batch))
+                count += len(batch)
+            duplicate = _first_duplicate(np.concatenate(hashes)) if hashes else None
+            if duplicate is not None:
+                self._raise_duplicate(duplicate)
+        return count
+
+    def _write_batch(self, writer: pa.ipc.RecordBatchStreamWriter, schema: pa.Schema,
+                     batch: list[tuple[int, str, str, str]]) -> np.ndarray:
+        _, ids, titles, texts = zip(*batch, strict=True)
+        columns = {"id": ids, "title": titles, "text": texts}
+        writer.write_batch(pa.record_batch([pa.array(columns[name], pa.string()) for name in schema.names],
+                                           schema=schema))
+        return _id_hashes(ids)
+
+    def _raise_duplicate(self, duplicate: int) -> None:
+        """Second pass, only on failure: name both lines of the repeated id."""
+        first_line: int | None = None
+        for line, doc_id, _, _ in self.rows():
+            if int(_id_hashes([doc_id])[0]) != duplicate:
+                continue
+            if first_line is not None:
+                raise DatasetError(f"duplicate document id (first seen on line {first_line})", path=self.path,
+                                   line=line, item_id=doc_id)
+            first_line = line
+        raise AssertionError("a duplicate id hash without a duplicate id")  # two ids sharing 64 bits
+
+
+def _cache_key(path: Path, **options: Any) -> str:
+    stat = path.stat()
+    identity = {"format": _FORMAT, "path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                "inode": stat.st_ino, **options}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def corpus_from_jsonl(path: str | Path, *, id_key: str = "id", keep_titles: bool = False,
+                      cache_dir: Path | None = None) -> Any:
+    """A validated JSON-lines corpus as a memory-mapped ``datasets.Dataset`` (columns id[, title], text).
+
+    Built on first use (see the module docstring), memory-mapped afterwards; a file changed since
+    (size, modification time or inode) is read again.
+    """
+    from datasets import Dataset
+
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise DatasetError("file not found", path=path)
+    folder = cache_dir or corpus_cache_dir()
+    target = folder / f"{path.stem}-{_cache_key(path, id_key=id_key, keep_titles=keep_titles)}.arrow"
+    if not target.is_file():
+        JsonlCorpusBuilder(path, id_key=id_key, keep_titles=keep_titles).write(target)
+    return Dataset.from_file(str(target))
+
+
+def check_arrow_corpus(corpus: Any, origin: str) -> Any:
+    """Validate a corpus that is already Arrow (a hub split) batch by batch; return it as (id, text) strings.
+
+    Ids must be unique and present, texts non-empty; ``origin`` names the hub split in errors, and
+    ``line`` there is the row number (1-based).
+    """
+    table = corpus.data.table if hasattr(corpus.data, "table") else corpus.data
+    for name in ("id", "text"):
+        if name not in table.column_names:
+            raise DatasetError(f"missing column {name!r} (columns: {table.column_names})", path=origin)
+    hashes = []
+    start = 0
+    for batch in table.select(["id", "text"]).to_batches(max_chunksize=BATCH_ROWS):
+        ids = pc.cast(batch.column(0), pa.string())
+        texts = pc.cast(batch.column(1), pa.string())
+        empty = pc.or_kleene(pc.is_null(texts), pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(texts)), 0))
+        for name, bad in (("document id", pc.is_null(ids)), ("document text", empty)):
+            where = np.flatnonzero(bad.to_numpy(zero_copy_only=False))
+            if where.size:
+                row = int(where[0])
+                raise DatasetError(f"empty {name}", path=origin, line=start + row + 1,
+                                   item_id=ids[row].as_py())
+        hashes.append(_id_hashes(ids.to_pylist()))
+        start += len(batch)
+    duplicate = _first_duplicate(np.concatenate(hashes)) if hashes else None
+    if duplicate is not None:
+        ids = pc.cast(table.column("id"), pa.string()).to_pylist()
+        lines = [n for n, i in enumerate(ids, start=1) if int(_id_hashes([i])[0]) == duplicate]
+        raise DatasetError(f"duplicate document id (first seen on row {lines[0]})", path=origin, line=lines[1],
+                           item_id=ids[lines[1] - 1])
+    if corpus.features["id"].dtype != "string":
+        corpus = corpus.cast_column("id", _string_value())
+    return corpus.select_columns(["id", "text"])
+
+
+def _string_value() -> Any:
+    from datasets import Value
+
+    return Value("string")
+
+
+def missing_ids(corpus: Any, wanted: Iterable[str]) -> list[str]:
+    """The ``wanted`` ids that are not in the corpus, in their given order (Arrow set lookup, no Python copy)."""
+    wanted = list(dict.fromkeys(wanted))
+    if not wanted:
+        return []
+    table = corpus.data.table if hasattr(corpus.data, "table") else corpus.data
+    present = pc.is_in(pa.array(wanted, pa.string()), value_set=table.column("id").combine_chunks())
+    return [i for i, found in zip(wanted, present.to_pylist(), strict=True) if not found]
