@@ -1,21 +1,24 @@
-"""BM25 baseline as an MTEB search model: bm25s (Lucene scoring) over language-aware index terms."""
+"""BM25 baseline as an MTEB search model: Lucene-scored Okapi BM25 over language-aware index terms, streamed from Arrow."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from mteb.models import ModelMeta
 from tqdm.auto import tqdm
 
+from airbench_mteb.models.bm25_index import BM25Index
 from airbench_mteb.models.segmenters import CJK_LANGUAGES, LATIN_ANALYSIS, analyzer
 
 if TYPE_CHECKING:
-    import bm25s
     from mteb.abstasks.task_metadata import TaskMetadata
 
 logger = logging.getLogger(__name__)
@@ -32,9 +35,8 @@ B = 0.4
 @dataclass
 class _Index:
     languages: tuple[str, ...]
-    doc_ids: list[str]
-    positions: dict[str, int]
-    retriever: bm25s.BM25
+    doc_ids: pa.ChunkedArray  # corpus order; Arrow strings, not Python objects
+    index: BM25Index
 
 
 class BM25Search:
@@ -42,10 +44,12 @@ class BM25Search:
     ``tf / (tf + k1 * (1 - b + b * dl / avgdl))`` summed over the query terms (repeats count).
 
     Implements MTEB's ``SearchProtocol``. Terms come from :mod:`airbench_mteb.models.segmenters`
-    for the languages of the evaluated subset. The ``max_indexes`` most recent indexes are kept, keyed
-    by the corpus content and the languages, so a corpus shared by splits, subsets, tasks or settings
-    is indexed once. Only documents sharing a term with the query are returned (ties broken by corpus
-    order); for reranking, every candidate of ``top_ranked`` is scored.
+    for the languages of the evaluated subset. The corpus is read in batches (an Arrow corpus stays
+    memory-mapped) into a numpy index (:class:`~airbench_mteb.models.bm25_index.BM25Index`). The
+    ``max_indexes`` most recent indexes are kept, keyed by the corpus content and the languages, so a
+    corpus shared by splits, subsets, tasks or settings is indexed once. Only documents sharing a term
+    with the query are returned (ties broken by corpus order); for reranking, every candidate of
+    ``top_ranked`` is scored.
     """
 
     def __init__(self, model_name: str = BM25, revision: str | None = None, *, k1: float = K1, b: float = B,
@@ -62,14 +66,13 @@ class BM25Search:
     def index(self, corpus: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
               encode_kwargs: Any, num_proc: int | None = None, **kwargs: Any) -> None:
         languages = subset_languages(task_metadata, hf_subset)
-        doc_ids = [str(i) for i in corpus["id"]]
-        texts = _document_texts(corpus)
-        key = _content_key(languages, doc_ids, texts)
+        show_progress = _show_progress(encode_kwargs)
+        key = _content_key(languages, corpus)
         if key in self._indexes:
             self._indexes.move_to_end(key)
-            logger.info("BM25: reusing the index of this corpus (%d documents)", len(doc_ids))
+            logger.info("BM25: reusing the index of this corpus (%d documents)", len(corpus))
         else:
-            self._indexes[key] = self._build(languages, doc_ids, texts)
+            self._indexes[key] = self._build(languages, corpus, show_progress)
             while len(self._indexes) > self.max_indexes:
                 self._indexes.popitem(last=False)
         self._current = self._indexes[key]
@@ -77,37 +80,60 @@ class BM25Search:
     def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: dict[str, list[str]] | None = None, num_proc: int | None = None,
                **kwargs: Any) -> dict[str, dict[str, float]]:
-        index = self._current
-        if index is None:
+        current = self._current
+        if current is None:
             raise RuntimeError("BM25Search.search called before index()")
-        terms = analyzer(index.languages).terms
-        retriever = index.retriever
+        terms = analyzer(current.languages).terms
         results: dict[str, dict[str, float]] = {}
         for query_id, text in tqdm(zip(queries["id"], queries["text"], strict=True), total=len(queries),
-                                   desc="BM25 search", unit="query", leave=False):
-            token_ids = retriever.get_tokens_ids(terms(text))
-            scores = (retriever.get_scores_from_ids(token_ids) if token_ids
-                      else np.zeros(len(index.doc_ids), dtype=np.float32))
+                                   desc="BM25 search", unit="query", leave=False,
+                                   disable=not _show_progress(encode_kwargs)):
+            scores = current.index.scores(current.index.term_ids(terms(text)))
             if top_ranked is not None and query_id in top_ranked:
-                candidates = np.unique([index.positions[d] for d in top_ranked[query_id] if d in index.positions])
+                candidates = _positions(current.doc_ids, top_ranked[query_id])
             else:
                 candidates = np.flatnonzero(scores > 0)  # Lucene IDF > 0: positive means a shared term
             best = _top_k(scores, candidates.astype(np.int64), top_k)
-            results[query_id] = {index.doc_ids[i]: float(scores[i]) for i in best}
+            best_ids = current.doc_ids.take(pa.array(best, pa.int64())).to_pylist()
+            results[query_id] = {doc_id: float(scores[i]) for doc_id, i in zip(best_ids, best, strict=True)}
         return results
 
-    def _build(self, languages: tuple[str, ...], doc_ids: list[str], texts: list[str]) -> _Index:
-        import bm25s
-
+    def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool) -> _Index:
         terms = analyzer(languages).terms
-        tokens = [terms(t) for t in tqdm(texts, desc="BM25 tokenise corpus", unit="doc", leave=False)]
-        retriever = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
-        retriever.index(tokens, show_progress=False)
-        self.index_builds += 1
-        positions = {doc_id: i for i, doc_id in enumerate(doc_ids)}
-        if len(positions) != len(doc_ids):
+        doc_ids = pa.chunked_array([pc.cast(batch["id"], pa.string()) for batch in _arrow_batches(corpus)],
+                                   type=pa.string())
+        if pc.count_distinct(doc_ids).as_py() != len(doc_ids):
             raise ValueError("BM25: the corpus has duplicate document ids")
-        return _Index(languages, doc_ids, positions, retriever)
+        batches = ([terms(text) for text in _document_texts(batch)] for batch in _arrow_batches(corpus))
+        progress = tqdm(batches, total=-(-len(corpus) // _BATCH_ROWS), desc="BM25 index corpus", unit="batch",
+                        leave=False, disable=not show_progress)
+        index = BM25Index.build(progress, k1=self.k1, b=self.b)
+        self.index_builds += 1
+        logger.info("BM25: indexed %d documents, %d terms, %.1f MB of index", index.num_documents,
+                    len(index.vocabulary), index.nbytes / 1e6)
+        return _Index(languages, doc_ids, index)
+
+
+_BATCH_ROWS = 4096
+
+
+def _show_progress(encode_kwargs: Any) -> bool:
+    """MTEB's own switch: ``show_progress_bar`` in the encode kwargs (on unless it says otherwise)."""
+    return bool((encode_kwargs or {}).get("show_progress_bar", True))
+
+
+def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
+    """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow)."""
+    table = getattr(getattr(corpus, "data", None), "table", None)
+    if table is None:
+        table = pa.table({name: corpus[name] for name in corpus.column_names})
+    yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+
+
+def _positions(doc_ids: pa.ChunkedArray, wanted: list[str]) -> np.ndarray:
+    """Corpus positions of the wanted ids that are in the corpus."""
+    found = pc.index_in(pa.array(wanted, pa.string()), value_set=doc_ids.combine_chunks())
+    return np.unique(found.drop_null().to_numpy())
 
 
 def subset_languages(task_metadata: TaskMetadata, hf_subset: str) -> tuple[str, ...]:
@@ -120,21 +146,25 @@ def subset_languages(task_metadata: TaskMetadata, hf_subset: str) -> tuple[str, 
     return tuple(dict.fromkeys(code.split("-")[0] for code in langs))
 
 
-def _document_texts(corpus: Any) -> list[str]:
-    texts = corpus["text"]
-    if "title" not in corpus.column_names:
-        return list(texts)
-    return [f"{title} {text}" if title else text for title, text in zip(corpus["title"], texts, strict=True)]
+def _document_texts(batch: pa.RecordBatch) -> list[str]:
+    texts = batch.column("text").to_pylist()
+    if "title" not in batch.schema.names:
+        return texts
+    titles = batch.column("title").to_pylist()
+    return [f"{title} {text}" if title else text for title, text in zip(titles, texts, strict=True)]
 
 
-def _content_key(languages: tuple[str, ...], doc_ids: list[str], texts: list[str]) -> str:
+def _content_key(languages: tuple[str, ...], corpus: Any) -> str:
+    """A hash of the languages and every document's id, title and text, read batch by batch."""
     digest = hashlib.blake2b(digest_size=20)
     digest.update("\x1f".join(languages).encode())
-    for doc_id, text in zip(doc_ids, texts, strict=True):
-        # Length prefixes make the encoding unambiguous whatever characters the texts hold.
-        for part in (doc_id.encode(), text.encode()):
-            digest.update(len(part).to_bytes(8, "little"))
-            digest.update(part)
+    for batch in _arrow_batches(corpus):
+        ids = pc.cast(batch.column("id"), pa.string()).to_pylist()
+        for doc_id, text in zip(ids, _document_texts(batch), strict=True):
+            # Length prefixes make the encoding unambiguous whatever characters the texts hold.
+            for part in (doc_id.encode(), text.encode("utf-8", "surrogatepass")):
+                digest.update(len(part).to_bytes(8, "little"))
+                digest.update(part)
     return digest.hexdigest()
 
 
