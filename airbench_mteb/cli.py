@@ -22,7 +22,6 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.irsc",
     "airbench_mteb.commands.cocktail",
     "airbench_mteb.commands.demo",
-    "airbench_mteb.commands.encode",
     "airbench_mteb.commands.submission",
 )
 
