@@ -240,6 +240,72 @@ def test_truncated_or_unfinished_shards_are_skipped(minilm: Any, calls: list, ca
     assert len(calls) == 4
 
 
+def _flip_sign_bits(path: Path) -> None:
+    """Flip the sign of every stored value in place: same size, same header, every number changed."""
+    with path.open("r+b") as handle:
+        np.lib.format.read_magic(handle)
+        np.lib.format.read_array_header_1_0(handle)
+        start = handle.tell()
+        data = bytearray(handle.read())
+        data[3::4] = bytes(b ^ 0x80 for b in data[3::4])  # little-endian float32: the sign is the 4th byte's top bit
+        handle.seek(start)
+        handle.write(data)
+
+
+def test_a_shard_with_flipped_bytes_is_reported_and_recomputed_never_used(minilm: Any, calls: list,
+                                                                          cache_root: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import mteb
+
+    def scores() -> dict[str, float]:
+        result = mteb.evaluate(minilm, LeeTaskA(), cache=None, overwrite_strategy="always", show_progress_bar=False)
+        values = result.task_results[0].scores
+        return {split: values[split][0]["ndcg_at_10"] for split in ("dev", "test")}
+
+    first = scores()
+    (documents,) = [p for p in _shards(cache_root) if p.parent.name.startswith("document")]
+    size = documents.stat().st_size
+    _flip_sign_bits(documents)
+    assert documents.stat().st_size == size
+    forget_loaded_stores()  # a later run
+    with pytest.warns(EmbeddingCacheWarning, match=f"{documents}.*does not match the checksum"):
+        after = scores()
+    assert not documents.with_suffix(".keys").exists()
+    assert documents.with_suffix(".keys.damaged").exists()
+    monkeypatch.setenv(CACHE_ENV, "off")
+    cold = scores()
+    for split in ("dev", "test"):
+        assert after[split] == pytest.approx(cold[split], abs=1e-6)
+        assert first[split] == pytest.approx(cold[split], abs=1e-6)
+    # the set-aside file really holds other numbers than the shard written in its place
+    (recomputed,) = [p for p in _shards(cache_root) if p.parent == documents.parent and p != documents]
+    np.testing.assert_allclose(np.load(documents), -np.load(recomputed), atol=1e-6)
+    assert cold["test"] > 0
+
+
+def test_keys_that_do_not_match_their_checksum_are_skipped(minilm: Any, calls: list, cache_root: Path) -> None:
+    expected = _encode(with_embedding_cache(minilm), _documents_loader(LEE[:6]))
+    (keys,) = cache_root.rglob("*.keys")
+    data = bytearray(keys.read_bytes())
+    data[5] ^= 0x01  # one bit of the first key: it would now name another text
+    keys.write_bytes(bytes(data))
+    forget_loaded_stores()
+    with pytest.warns(EmbeddingCacheWarning, match=f"{keys.stem}.npy.*do not match the checksum"):
+        again = _encode(with_embedding_cache(minilm), _documents_loader(LEE[:6]))
+    np.testing.assert_allclose(again, expected, atol=1e-6)
+    assert [n for _, n in calls] == [6, 6]
+
+
+def test_shards_without_a_checksum_are_never_read(minilm: Any, calls: list, cache_root: Path) -> None:
+    _encode(with_embedding_cache(minilm), _documents_loader(LEE[:4]))
+    (keys,) = cache_root.rglob("*.keys")
+    keys.write_bytes(keys.read_bytes()[:4 * 16])  # the keys as format 1 wrote them, no trailer
+    forget_loaded_stores()
+    with pytest.warns(EmbeddingCacheWarning, match="no checksum trailer"):
+        _encode(with_embedding_cache(minilm), _documents_loader(LEE[:4]))
+    assert len(calls) == 2
+
+
 def test_interrupted_encoding_resumes_from_the_saved_chunks(minilm: Any, calls: list,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedding_cache, "CHUNK_SIZE", 10)
