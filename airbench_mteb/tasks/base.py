@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mteb.abstasks.retrieval import AbsTaskRetrieval
@@ -56,7 +57,15 @@ class PluginRetrievalTask(AbsTaskRetrieval):
                 self.dataset.setdefault(hf_subset, {})[split] = self.load_split(hf_subset, split).to_mteb()
         self.data_loaded = True
 
-    def _evaluate_subset(self, model: Any, data_split: Any, **kwargs: Any) -> Any:
+    def _evaluate_subset(self, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
+                         prediction_folder: Path | None = None, num_proc: int | None = None, **kwargs: Any) -> Any:
         from airbench_mteb.models.embedding_cache import with_embedding_cache
+        from airbench_mteb.tasks.closed_book import is_closed_book, retrieve_only
 
-        return super()._evaluate_subset(with_embedding_cache(model), data_split, **kwargs)
+        model = with_embedding_cache(model)
+        if is_closed_book(data_split):  # no qrels here (AIR-Bench test): rankings for the leaderboard, no scores
+            return retrieve_only(self, model, data_split, hf_split=hf_split, hf_subset=hf_subset,
+                                 encode_kwargs=encode_kwargs, prediction_folder=prediction_folder, num_proc=num_proc)
+        return super()._evaluate_subset(model, data_split, hf_split=hf_split, hf_subset=hf_subset,
+                                        encode_kwargs=encode_kwargs, prediction_folder=prediction_folder,
+                                        num_proc=num_proc, **kwargs)

@@ -1,0 +1,64 @@
+"""Closed-book splits: qrels not available here (AIR-Bench test), so retrieve and save, never score.
+
+MTEB drops queries without relevant documents before it searches, which on such a split drops
+every query. Here the split is searched as the official AIR-Bench runner does (top
+``max(k_values)``, 1,000 for AIR-Bench), MTEB's prediction file is written, and the results hold
+no made-up numbers: the main score is NaN (MTEB's own marker for a missing score) and
+``closed_book`` says why and how to get the split scored.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from airbench_mteb.catalog import AirBenchEntry
+from airbench_mteb.models.rerankers import as_search_model
+
+logger = logging.getLogger(__name__)
+
+CLOSED_BOOK = "closed_book"
+
+
+def is_closed_book(data_split: Any) -> bool:
+    """True when the split came without qrels (the loaders' contract: ``relevant_docs == {}``)."""
+    return not data_split["relevant_docs"]
+
+
+def _how_to_submit(task: Any, prediction_folder: Path | None) -> str:
+    entry = getattr(task, "entry", None)
+    if not isinstance(entry, AirBenchEntry) or entry.data_dir is not None:
+        return "score it where its qrels are available"
+    if prediction_folder is None:
+        return "rerun with --prediction-folder P (and --overwrite-strategy always) to keep its rankings"
+    return (f"airbench-mteb package-submission --predictions {prediction_folder} --out DIR, "
+            "then upload the zip to the AIR-Bench leaderboard")
+
+
+def retrieve_only(task: Any, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
+                  prediction_folder: Path | None = None, num_proc: int | None = None) -> dict[str, Any]:
+    """Search every query of a split without qrels, save the rankings, and return a scores dict without scores.
+
+    Without ``prediction_folder`` nothing would keep the rankings, so the search is skipped.
+    """
+    queries = data_split["queries"]
+    top_k = task._top_k  # max(k_values), or the depth convert_to_reranking asked for
+    where = f"{task.metadata.name} {hf_split}" + ("" if hf_subset == "default" else f" ({hf_subset})")
+    saved = None
+    if prediction_folder is not None:
+        search = as_search_model(model)
+        context = {"task_metadata": task.metadata, "hf_split": hf_split, "hf_subset": hf_subset,
+                   "encode_kwargs": encode_kwargs, "num_proc": num_proc}
+        search.index(data_split["corpus"], **context)
+        results = search.search(queries, top_k=top_k, top_ranked=data_split["top_ranked"], **context)
+        task._save_task_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
+        saved = str(task._predictions_path(prediction_folder))
+    hint = _how_to_submit(task, prediction_folder)
+    logger.warning("%s: no qrels here, so no scores; %s. Next: %s", where,
+                   f"top {top_k} of {len(queries)} queries saved in {saved}" if saved else "nothing retrieved", hint)
+    return {
+        task.metadata.main_score: float("nan"),
+        CLOSED_BOOK: {"reason": "no qrels available locally", "queries": len(queries),
+                      "top_k": top_k if saved else 0, "predictions": saved, "next": hint},
+    }
