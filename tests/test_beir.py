@@ -218,7 +218,6 @@ BROKEN_FOLDERS: dict[str, tuple[Corruption, str, list[str]]] = {
                            ["dev.tsv, line", "duplicate qrel", "'q-dev-0'"]),
     "two fields": (lambda f: _rewrite_line(f / "qrels/dev.tsv", 2, b"q-dev-0\tdoc-0"), "dev",
                    ["dev.tsv, line 2", "3 tab-separated fields"]),
-    "no header": (lambda f: _rewrite_line(f / "qrels/dev.tsv", 1, None), "dev", ["dev.tsv, line 1", "header"]),
     "header only": (lambda f: (f / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n"), "dev",
                     ["dev.tsv", "no judgments"]),
     "undecodable qrels": (lambda f: _rewrite_line(f / "qrels/dev.tsv", 3, b"q-dev-0\tdoc-\xff\t1"), "dev",

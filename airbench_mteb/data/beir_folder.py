@@ -2,7 +2,8 @@
 
 The layout ``beir``'s ``GenericDataLoader(folder).load(split=...)`` reads: one corpus and one
 query file shared by every split, and one qrels file per split, with a header line
-``query-id<TAB>corpus-id<TAB>score``. A split's queries are the queries its qrels name, so
+``query-id<TAB>corpus-id<TAB>score`` (written always; on reading, a file without it keeps its
+first judgment, which ``GenericDataLoader`` would drop). A split's queries are the queries its qrels name, so
 queries without judgments are not part of any split (``GenericDataLoader`` drops them too).
 """
 
@@ -15,20 +16,13 @@ from pathlib import Path
 from typing import IO
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write, read_tsv, score
-from airbench_mteb.data.retrieval_data import (
-    Document,
-    Qrels,
-    RetrievalData,
-    add_qrel,
-    read_corpus_jsonl,
-    read_queries_jsonl,
-)
+from airbench_mteb.data.files import atomic_write
+from airbench_mteb.data.qrels import TSV_HEADER, KnownIds, Qrels, read_qrels_tsv
+from airbench_mteb.data.retrieval_data import Document, RetrievalData, read_corpus_jsonl, read_queries_jsonl
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 QRELS_DIR = "qrels"
-QRELS_HEADER = ("query-id", "corpus-id", "score")
 # BEIR's qrels reader splits on tabs and lines and unquotes fields that start with a quote.
 _UNSAFE_IN_TSV = ("\t", "\n", "\r")
 
@@ -78,8 +72,9 @@ def read_beir_folder(folder: str | Path, split: str = "test", keep_titles: bool 
     Raises:
         DatasetError: naming the file and line or id -- a missing folder or file, undecodable
             bytes, malformed JSON, a missing ``_id``/``text``, duplicate ids, empty texts, a
-            qrels file without its header or judgments, a line without three fields, a
-            non-integer score, a duplicate judgment, or a qrel naming an unknown query or document.
+            qrels file without judgments, a line without three fields, a relevance that is
+            not an integer pytrec_eval can hold (see ``data/qrels.py``), a duplicate judgment,
+            or a qrel naming an unknown query or document.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -91,7 +86,7 @@ def read_beir_folder(folder: str | Path, split: str = "test", keep_titles: bool 
     corpus_path, queries_path = folder / CORPUS_FILE, folder / QUERIES_FILE
     corpus = read_corpus_jsonl(corpus_path, id_key="_id", keep_titles=keep_titles)
     all_queries = read_queries_jsonl(queries_path, id_key="_id")
-    qrels = _read_qrels_tsv(qrels_path, all_queries, corpus)
+    qrels = read_qrels_tsv(qrels_path, known=KnownIds(all_queries, corpus, QUERIES_FILE, CORPUS_FILE))
     return RetrievalData(
         corpus=corpus,
         queries={qid: all_queries[qid] for qid in qrels},
@@ -103,36 +98,6 @@ def read_beir_folder(folder: str | Path, split: str = "test", keep_titles: bool 
 def beir_splits(folder: str | Path) -> list[str]:
     """The splits a BEIR folder has qrels for, sorted."""
     return sorted(path.stem for path in (Path(folder) / QRELS_DIR).glob("*.tsv"))
-
-
-def _read_qrels_tsv(path: Path, queries: Mapping[str, str], corpus: Mapping[str, Document]) -> Qrels:
-    qrels: Qrels = {}
-    for line, fields in read_tsv(path, header=False):
-        if line == 1:
-            _check_header(fields, path)
-            continue
-        if len(fields) != len(QRELS_HEADER):
-            raise DatasetError(f"expected {len(QRELS_HEADER)} tab-separated fields (query-id, corpus-id, score), "
-                               f"got {len(fields)}", path=path, line=line)
-        qid, doc_id, relevance = fields
-        if qid not in queries:
-            raise DatasetError(f"query {qid!r} is not in {QUERIES_FILE}", path=path, line=line, item_id=qid)
-        if doc_id not in corpus:
-            raise DatasetError(f"document {doc_id!r} is not in {CORPUS_FILE}", path=path, line=line, item_id=doc_id)
-        add_qrel(qrels, qid, doc_id, score(relevance, path=path, line=line), path, line)
-    if not qrels:
-        raise DatasetError("no judgments after the header line", path=path)
-    return qrels
-
-
-def _check_header(fields: list[str], path: Path) -> None:
-    # BEIR's reader skips the first line whatever it holds: a judgment there would be lost silently.
-    try:
-        float(fields[-1])
-    except ValueError:
-        return
-    raise DatasetError(f"the first line must be the header {chr(9).join(QRELS_HEADER)!r}, not a judgment",
-                       path=path, line=1)
 
 
 def _shared_corpus(splits: Mapping[str, RetrievalData]) -> dict[str, Document]:
@@ -171,7 +136,7 @@ def _check_qrels_ids(split: str, qrels: Qrels) -> None:
 
 
 def _qrels_lines(qrels: Qrels) -> Iterator[str]:
-    yield "\t".join(QRELS_HEADER)
+    yield "\t".join(TSV_HEADER)
     for qid, docs in qrels.items():
         for doc_id, relevance in docs.items():
             yield f"{qid}\t{doc_id}\t{relevance}"

@@ -5,7 +5,7 @@ documents, one file per source, all with the same ``_id`` set::
 
     <folder>/corpus/<source>.jsonl     e.g. human.jsonl, llama-2-7b-chat-tmp0.2.jsonl
     <folder>/queries.jsonl
-    <folder>/qrels/<split>.tsv         header: query-id  corpus-id  score
+    <folder>/qrels/<split>.tsv         query-id  corpus-id  score (header line optional)
 
 The judgments name the shared ids, so they hold for every source's copy. Cocktail publishes
 each dataset as a zip of such a folder (hub dataset ``IR-Cocktail/<name>``, file ``<name>.zip``);
@@ -28,15 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import read_tsv, score
-from airbench_mteb.data.retrieval_data import (
-    Document,
-    Qrels,
-    RetrievalData,
-    add_qrel,
-    read_corpus_jsonl,
-    read_queries_jsonl,
-)
+from airbench_mteb.data.qrels import Qrels, read_qrels_tsv
+from airbench_mteb.data.retrieval_data import Document, RetrievalData, read_corpus_jsonl, read_queries_jsonl
 
 CORPUS_DIR = "corpus"
 QUERIES_FILE = "queries.jsonl"
@@ -142,20 +135,6 @@ def check_same_ids(corpora: Mapping[str, Mapping[str, Document]], paths: Mapping
                              f"{', '.join(map(repr, extra[:_SHOWN_IDS]))}")
             raise DatasetError(f"sources {first!r} and {label!r} must hold the same document ids: "
                                + "; ".join(parts), path=paths[label])
-
-
-def read_qrels_tsv(path: Path) -> Qrels:
-    """BEIR qrels (header ``query-id corpus-id score``); ids are checked later against queries and corpus."""
-    qrels: Qrels = {}
-    for line, fields in read_tsv(path, header=True):
-        if len(fields) != 3:
-            raise DatasetError(f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(fields)}",
-                               path=path, line=line)
-        qid, doc_id, relevance = fields
-        add_qrel(qrels, qid, doc_id, score(relevance, path=path, line=line), path, line)
-    if not qrels:
-        raise DatasetError("no judgments after the header line", path=path)
-    return qrels
 
 
 def setting_data(data: MultiSourceData, stems: Mapping[str, str], setting: str) -> RetrievalData:

@@ -40,15 +40,40 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
 
 
 def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Lines as text; invalid UTF-8 (lone surrogates included) and NUL bytes are errors naming the line."""
     if not path.is_file():
         raise DatasetError("file not found", path=path)
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                yield number, raw.decode("utf-8")
+                text = raw.decode("utf-8")
             except UnicodeDecodeError as error:
                 raise DatasetError(f"not valid UTF-8 ({error.reason} at byte {error.start})",
                                    path=path, line=number) from None
+            nul = text.find("\x00")
+            if nul >= 0:
+                raise DatasetError(f"NUL byte at column {nul + 1}", path=path, line=number)
+            yield number, text
+
+
+def _bad_character(value: Any) -> str | None:
+    """Why a parsed JSON value cannot be text (a NUL or a lone surrogate from a ``\\u`` escape), or None."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "a NUL character (\\u0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return f"a lone surrogate (\\u{ord(value[error.start]):04x}), which is not text"
+        return None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        for item in value:
+            reason = _bad_character(item)
+            if reason:
+                return reason
+    return None
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -64,6 +89,10 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                                path=path, line=number) from None
         if not isinstance(row, dict):
             raise DatasetError("expected a JSON object", path=path, line=number)
+        # only an escape can smuggle these past the byte checks; most lines have none
+        reason = _bad_character(row) if "\\u" in text else None
+        if reason:
+            raise DatasetError(f"malformed text: {reason}", path=path, line=number)
         yield number, row
 
 
@@ -73,13 +102,10 @@ def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def read_tsv(path: str | Path, header: bool = True) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(line_number, fields)`` of a tab-separated file, skipping its header line."""
+def read_tsv(path: str | Path) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, fields)`` of every non-blank line of a tab-separated file, header included."""
     path = Path(path)
-    lines = _decoded_lines(path)
-    for number, text in lines:
-        if header and number == 1:
-            continue
+    for number, text in _decoded_lines(path):
         if not text.strip():
             continue
         yield number, next(csv.reader([text.rstrip("\r\n")], delimiter="\t", quoting=csv.QUOTE_NONE))
@@ -105,14 +131,3 @@ def field(row: dict[str, Any], name: str, *, path: Path, line: int, allow_empty:
     if not allow_empty and not value.strip():
         raise DatasetError(f"empty {name!r}", path=path, line=line, item_id=str(row.get("id", row.get("_id", ""))) or None)
     return value
-
-
-def score(value: Any, *, path: Path, line: int) -> int:
-    """A relevance score as an int; non-numeric scores are a DatasetError."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise DatasetError(f"relevance score {value!r} is not a number", path=path, line=line) from None
-    if number != int(number):
-        raise DatasetError(f"relevance score {value!r} is not an integer", path=path, line=line)
-    return int(number)

@@ -41,6 +41,7 @@ from tqdm.auto import tqdm
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, write_jsonl, write_tsv
+from airbench_mteb.data.qrels import read_qrels_tsv
 from airbench_mteb.data.retrieval_data import Document, Qrels, read_corpus_jsonl, read_queries_jsonl
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import Completion, LLMParams, Messages
@@ -206,8 +207,6 @@ def corpus_path(folder: Path) -> Path:
 def read_input(folder: str | Path) -> InputCorpus:
     """A BEIR folder; qrels naming documents absent from the corpus are counted, not kept (BEIR corpora
     that were cleaned after judging have some)."""
-    from airbench_mteb.data.cocktail_source import read_qrels_tsv
-
     folder = Path(folder)
     if not folder.is_dir():
         raise DatasetError("corpus folder not found", path=folder)
@@ -229,6 +228,9 @@ def read_input(folder: str | Path) -> InputCorpus:
             unknown += len(docs) - len(kept)
             if kept:
                 split[qid] = kept
+        if not split:
+            raise DatasetError("no judgment names a document of the corpus, so this split has no judged query",
+                               path=qrels_path)
         qrels[qrels_path.stem] = split
     return InputCorpus(folder, corpus, queries, qrels, [path, folder / "queries.jsonl", *qrels_files], unknown)
 

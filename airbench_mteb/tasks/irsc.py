@@ -22,8 +22,8 @@ from mteb import Benchmark, TaskMetadata
 
 from airbench_mteb.data import DATA_DIR_ENV, data_dir
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import read_tsv, score
-from airbench_mteb.data.retrieval_data import Document, Qrels, RetrievalData, add_qrel, read_queries_jsonl
+from airbench_mteb.data.qrels import read_qrels_tsv
+from airbench_mteb.data.retrieval_data import Document, RetrievalData, read_queries_jsonl
 from airbench_mteb.generation.irsc import SETTINGS, corpus_languages, irsc_catalog
 from airbench_mteb.tasks.base import PluginRetrievalTask
 
@@ -80,16 +80,6 @@ def load_corpus(root: Path, setting: str) -> dict[str, Document]:
             raise DatasetError(f"corpus file missing; {BUILD_HINT}", path=path)
         corpus.update(_read_corpus(path, path.stat().st_mtime_ns))
     return corpus
-
-
-def read_qrels_tsv(path: Path) -> Qrels:
-    qrels: Qrels = {}
-    for line, fields in read_tsv(path):
-        if len(fields) != 3:
-            raise DatasetError(f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(fields)}",
-                               path=path, line=line)
-        add_qrel(qrels, fields[0], fields[1], score(fields[2], path=path, line=line), path, line)
-    return qrels
 
 
 class IRSCTask(PluginRetrievalTask):
