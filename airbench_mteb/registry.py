@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -31,12 +32,26 @@ def register_tasks(task_classes: Iterable[type[AbsTask]]) -> None:
         if known is cls:
             continue
         if known is not None and known.__module__ != cls.__module__:
-            raise ValueError(f"task name {name!r} is already used by {known.__module__}.{known.__qualname__}")
+            # one clash (e.g. a user's registered dataset) must not keep every other task out of mteb
+            warnings.warn(f"airbench-mteb: task {name!r} not registered: the name is already used by "
+                          f"{_defined_at(known)}", stacklevel=2)
+            continue
         registry[name] = cls
         new.append(cls)
     if new:
         kept = tuple(c for c in tasks_module.TASK_LIST if registry.get(c.metadata.name) is c)
         tasks_module.TASK_LIST = (*kept, *(c for c in new if c not in kept))
+
+
+def task_owner(name: str) -> str | None:
+    """Where the task mteb knows under ``name`` is defined (``module.Class``), or None if there is none."""
+    register_all()
+    known = importlib.import_module("mteb.get_tasks")._TASKS_REGISTRY.get(name)
+    return None if known is None else _defined_at(known)
+
+
+def _defined_at(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def register_benchmarks(make_benchmarks: Callable[[], Iterable[Benchmark]]) -> None:
