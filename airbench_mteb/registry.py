@@ -85,6 +85,38 @@ def register_models(metas: Iterable[ModelMeta]) -> None:
         MODEL_REGISTRY[meta.name] = meta
 
 
+def guard_results_against_other_data() -> None:
+    """Never report results computed on other data than the data a plugin task reads now.
+
+    MTEB skips a task whose results file already holds every split, whatever data produced it. Before
+    its cache check, a plugin task records what it reads (``pin_data_revision``: the hub revision, or a
+    fingerprint of the mirror files) as the dataset revision MTEB writes into results; an existing
+    result with another revision stops the run with a message naming the flag that recomputes.
+    """
+    from airbench_mteb.data.errors import DatasetError
+
+    evaluate_module = importlib.import_module("mteb.evaluate")
+    check_cache = evaluate_module._check_cache
+    if getattr(check_cache, "_airbench_mteb", False):
+        return
+
+    @functools.wraps(check_cache)
+    def check_cache_on_this_data(task, meta, cache, overwrite_strategy):  # noqa: ANN001, ANN202
+        pin = getattr(task, "pin_data_revision", None)
+        if pin is not None:
+            pin()
+        existing, missing = check_cache(task, meta, cache, overwrite_strategy)
+        if pin is not None and existing is not None and existing.dataset_revision != task.metadata.revision:
+            raise DatasetError(
+                f"results of {task.metadata.name} for {meta.name} were computed on other data (dataset revision "
+                f"{existing.dataset_revision!r}); this run reads {task.metadata.revision!r}. Recompute with "
+                "--overwrite-strategy always (overwrite_strategy='always'), or write to another --output-folder.")
+        return existing, missing
+
+    check_cache_on_this_data._airbench_mteb = True  # type: ignore[attr-defined]
+    evaluate_module._check_cache = check_cache_on_this_data
+
+
 def register_all() -> None:
     """Register every task family, benchmark and bundled model of the plugin (idempotent)."""
     global _registered
@@ -96,6 +128,7 @@ def register_all() -> None:
     register_tasks(all_task_classes())
     register_benchmarks(all_benchmarks)
     register_models(bundled_model_metas())
+    guard_results_against_other_data()
     _registered = True
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,13 @@ def load_queries_and_qrels(entry: AirBenchEntry, split: str, data_dir: Path | No
         for row in _hub_rows(entry, qrels_at, split):
             qrels.setdefault(str(row["qid"]), {})[str(row["docid"])] = int(row["relevance"])
     return queries, qrels, {"queries": "/".join(queries_at), "qrels": "/".join(qrels_at)}
+
+
+def split_files(entry: AirBenchEntry, splits: Iterable[str], data_dir: Path) -> list[Path]:
+    """The mirror files that loading these splits reads (qrels only where they exist: closed-book otherwise)."""
+    locations = [entry.corpus_location(), *(entry.queries_location(s) for s in splits)]
+    qrels = [mirror_file(data_dir, entry, entry.qrels_location(s)) for s in splits]
+    return [*(mirror_file(data_dir, entry, at) for at in locations), *(q for q in qrels if q.is_file())]
 
 
 def load_split(entry: AirBenchEntry, split: str, data_dir: Path | None, corpus: Any = None) -> RetrievalData:

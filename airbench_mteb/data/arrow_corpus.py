@@ -13,7 +13,6 @@ its id, to find duplicate ids; a second pass over the file names the lines only 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import pyarrow.compute as pc
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, field, read_jsonl
+from airbench_mteb.data.fingerprint import files_fingerprint
 
 BATCH_ROWS = 8192
 # Bump when the layout of the cached Arrow files changes.
@@ -113,13 +113,6 @@ class JsonlCorpusBuilder:
         raise AssertionError("a duplicate id hash without a duplicate id")  # two ids sharing 64 bits
 
 
-def _cache_key(path: Path, **options: Any) -> str:
-    stat = path.stat()
-    identity = {"format": _FORMAT, "path": str(path), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                "inode": stat.st_ino, **options}
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
-
-
 def corpus_from_jsonl(path: str | Path, *, id_key: str = "id", keep_titles: bool = False,
                       cache_dir: Path | None = None) -> Any:
     """A validated JSON-lines corpus as a memory-mapped ``datasets.Dataset`` (columns id[, title], text).
@@ -133,7 +126,8 @@ def corpus_from_jsonl(path: str | Path, *, id_key: str = "id", keep_titles: bool
     if not path.is_file():
         raise DatasetError("file not found", path=path)
     folder = cache_dir or corpus_cache_dir()
-    target = folder / f"{path.stem}-{_cache_key(path, id_key=id_key, keep_titles=keep_titles)}.arrow"
+    key = files_fingerprint([path], format=_FORMAT, id_key=id_key, keep_titles=keep_titles)
+    target = folder / f"{path.stem}-{key}.arrow"
     if not target.is_file():
         JsonlCorpusBuilder(path, id_key=id_key, keep_titles=keep_titles).write(target)
     return Dataset.from_file(str(target))

@@ -9,7 +9,8 @@ from mteb import Benchmark, TaskMetadata
 
 from airbench_mteb.catalog import AirBenchEntry, airbench_entries
 from airbench_mteb.data import data_dir
-from airbench_mteb.data.airbench_source import load_corpus, load_split
+from airbench_mteb.data.airbench_source import load_corpus, load_split, split_files
+from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.tasks.base import PluginRetrievalTask
 
@@ -33,8 +34,18 @@ class AirBenchTask(PluginRetrievalTask):
     # The official evaluator reports these cut-offs (k=50 in addition to MTEB's defaults).
     k_values = (1, 3, 5, 10, 50, 100, 1000)
 
+    def _mirror(self) -> Path | None:
+        return Path(self.entry.data_dir) if self.entry.data_dir else data_dir()
+
+    def data_revision(self) -> str:
+        """The hub revision, or for a mirror ``mirror-<fingerprint of the files the splits read>``."""
+        root = self._mirror()
+        if root is None:
+            return self.entry.revision
+        return "mirror-" + files_fingerprint(split_files(self.entry, self.eval_splits, root))
+
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
-        root = Path(self.entry.data_dir) if self.entry.data_dir else data_dir()
+        root = self._mirror()
         if getattr(self, "_corpus", None) is None:
             self._corpus = load_corpus(self.entry, root)  # memory-mapped Arrow, shared by the splits
         return load_split(self.entry, split, root, corpus=self._corpus)

@@ -48,6 +48,20 @@ class PluginRetrievalTask(AbsTaskRetrieval):
         # MTEB falls back to every split when the filtered list is empty; a filtered-out task must stay empty
         return self.metadata.eval_splits if self._eval_splits is None else self._eval_splits
 
+    def data_revision(self) -> str:
+        """What identifies the data this task reads now; recorded as the results' ``dataset_revision``.
+
+        The catalog's hub revision by default; a task reading local files returns a fingerprint of them.
+        """
+        return self.metadata.revision
+
+    def pin_data_revision(self) -> None:
+        """Record :meth:`data_revision` in this instance's metadata, so MTEB writes it into the results."""
+        revision = self.data_revision()
+        if revision != self.metadata.revision:
+            self.metadata = self.metadata.model_copy(update={"dataset": {**self.metadata.dataset,
+                                                                           "revision": revision}})
+
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:
             return

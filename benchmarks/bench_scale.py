@@ -1,0 +1,206 @@
+"""How time and memory grow with corpus size: load, BM25 and a dense run on synthetic AIR-Bench mirrors.
+
+For each size (default 100 k and 1 M documents) it writes a synthetic mirror in the AIR-Bench hub
+layout (`AIR-Bench_24.05_qa_msmarco_en`, dev split, short English passages of ~55 Zipf-distributed
+pseudo-words, 200 queries with one positive and two hard negatives each) under a temporary folder,
+then measures each step in a fresh process, with its own empty corpus cache:
+
+* load: ``mteb.get_task(...).load_data()`` (building the Arrow corpus: the first, expensive load),
+  then the same again (memory-mapping the built file);
+* ``mteb run`` through the plugin's BM25 (index + search + scoring of the dev split);
+* a dense run of a HASHING ENCODER (feature hashing of words into 256 dimensions: it measures the
+  pipeline — data loading, MTEB's chunked corpus encoding, the embedding cache, top-k search — not a
+  model) through ``mteb.evaluate``.
+
+Peak RSS is the process's high-water mark (VmHWM) minus its RSS right after ``import mteb``; it
+includes the pages of memory-mapped files the step touched (the kernel can drop those). Run:
+``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--keep DIR]``. The last lines are the
+headline figures as ``name=value``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+TASK = "AIR-Bench_24.05_qa_msmarco_en"
+QUERIES = 200
+WORDS_PER_DOC = 55
+VOCABULARY = 30_000
+
+
+def _pseudo_words(rng: np.random.Generator) -> np.ndarray:
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    lengths = rng.integers(3, 10, size=VOCABULARY)
+    return np.array(["".join(rng.choice(letters, n)) for n in lengths])
+
+
+def write_mirror(root: Path, size: int, seed: int = 0) -> None:
+    """The synthetic mirror: corpus, dev queries and dev qrels, as the hub layout's JSON-lines files."""
+    from airbench_mteb.catalog import airbench_entries
+    from airbench_mteb.data.airbench_source import mirror_file
+
+    entry = next(e for e in airbench_entries() if e.task_name == TASK)
+    rng = np.random.default_rng(seed)
+    words = _pseudo_words(rng)
+    zipf = 1 / np.arange(1, VOCABULARY + 1)
+    zipf /= zipf.sum()
+    corpus_file = mirror_file(root, entry, entry.corpus_location())
+    corpus_file.parent.mkdir(parents=True, exist_ok=True)
+    positives = rng.choice(size, QUERIES, replace=False)
+    wanted = set(positives.tolist())
+    query_texts = {}
+    with corpus_file.open("w", encoding="utf-8") as handle:
+        for start in range(0, size, 10_000):
+            count = min(10_000, size - start)
+            ids = rng.choice(VOCABULARY, size=(count, WORDS_PER_DOC), p=zipf)
+            for offset, row in enumerate(ids):
+                text = " ".join(words[row])
+                handle.write(json.dumps({"id": f"doc{start + offset}", "text": text}) + "\n")
+                if start + offset in wanted:
+                    query_texts[start + offset] = " ".join(words[row[[3, 11, 19, 27, 40]]])
+    queries_file = mirror_file(root, entry, entry.queries_location("dev"))
+    qrels_file = mirror_file(root, entry, entry.qrels_location("dev"))
+    queries_file.parent.mkdir(parents=True, exist_ok=True)
+    qrels_file.parent.mkdir(parents=True, exist_ok=True)
+    with queries_file.open("w") as queries, qrels_file.open("w") as qrels:
+        for n, doc in enumerate(positives.tolist()):
+            queries.write(json.dumps({"id": f"q{n}", "text": query_texts[doc]}) + "\n")
+            qrels.write(json.dumps({"qid": f"q{n}", "docid": f"doc{doc}", "relevance": 1}) + "\n")
+            for negative in rng.choice(size, 2, replace=False).tolist():
+                if negative != doc:
+                    qrels.write(json.dumps({"qid": f"q{n}", "docid": f"doc{negative}", "relevance": 0}) + "\n")
+
+
+# ----------------------------------------------------------------------------- measured steps (child processes)
+
+def _rss_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def hashing_encoder() -> object:
+    """Feature hashing of lower-cased words into 256 dimensions, L2-normalised: a deterministic,
+    near-free stand-in that measures the evaluation pipeline, not a model."""
+    import zlib
+
+    from mteb.models import ModelMeta
+    from mteb.models.abs_encoder import AbsEncoder
+    from mteb.models.model_meta import ScoringFunction
+
+    class HashingEncoder(AbsEncoder):
+        dim = 256
+
+        def __init__(self) -> None:
+            self.mteb_model_meta = ModelMeta.create_empty(overwrites={
+                "name": "benchmark/hashing-encoder-256", "revision": "1", "framework": ["NumPy"],
+                "reference": None, "similarity_fn_name": ScoringFunction.COSINE})
+
+        def encode(self, inputs, *, task_metadata, hf_split, hf_subset, prompt_type=None, **kwargs):
+            rows = []
+            for batch in inputs:
+                for text in batch["text"]:
+                    vector = np.zeros(self.dim, dtype=np.float32)
+                    for word in text.lower().split():
+                        vector[zlib.crc32(word.encode()) % self.dim] += 1.0
+                    rows.append(vector / max(float(np.linalg.norm(vector)), 1e-9))
+            return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    return HashingEncoder()
+
+
+def _child(step: str, out: Path) -> None:
+    import datasets
+    import mteb
+
+    datasets.disable_progress_bars()
+
+    import airbench_mteb  # noqa: F401  (registers the tasks when the start-up hook is off)
+
+    base = _rss_kib("VmRSS")
+    start = time.perf_counter()
+    if step == "load":
+        task = mteb.get_task(TASK, eval_splits=["dev"])
+        task.load_data()
+        detail = {"documents": len(task.dataset["default"]["dev"]["corpus"])}
+    elif step == "bm25":
+        result = mteb.evaluate(mteb.get_model("airbench-mteb/bm25"), mteb.get_tasks(tasks=[TASK], eval_splits=["dev"]),
+                               cache=None, show_progress_bar=False)
+        detail = {"ndcg_at_10": result.task_results[0].get_score()}
+    elif step == "dense":
+        result = mteb.evaluate(hashing_encoder(), mteb.get_tasks(tasks=[TASK], eval_splits=["dev"]), cache=None,
+                               show_progress_bar=False)
+        detail = {"ndcg_at_10": result.task_results[0].get_score()}
+    else:
+        raise ValueError(step)
+    seconds = time.perf_counter() - start
+    out.write_text(json.dumps({"seconds": seconds, "peak_above_import_mb": (_rss_kib("VmHWM") - base) / 1024,
+                               **detail}))
+
+
+def measure(step: str, mirror: Path, work: Path) -> dict:
+    out = work / f"{step}.json"
+    env = {**os.environ, "AIRBENCH_MTEB_DATA_DIR": str(mirror), "HF_DATASETS_CACHE": str(work / "hf"),
+           "AIRBENCH_MTEB_EMBEDDING_CACHE": str(work / "embeddings"), "MTEB_CACHE": str(work / "mteb"),
+           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    subprocess.run([sys.executable, __file__, "--child", step, str(out)], env=env, check=True)
+    return json.loads(out.read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--keep", type=Path, default=None, help="build the mirrors here and keep them")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child[0], Path(args.child[1]))
+        return
+    figures: dict[int, dict[str, dict]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
+        root = args.keep or Path(tmp)
+        for size in args.sizes:
+            mirror, work = root / f"mirror-{size}", root / f"work-{size}"
+            work.mkdir(parents=True, exist_ok=True)
+            started = time.perf_counter()
+            write_mirror(mirror, size)
+            corpus_mb = sum(p.stat().st_size for p in mirror.rglob("corpus_*.jsonl")) / 1e6
+            print(f"{size:,} documents: mirror written in {time.perf_counter() - started:.1f} s "
+                  f"({corpus_mb:.0f} MB of JSON lines)", flush=True)
+            figures[size] = {}
+            for step in ("load", "load", "bm25", "dense"):
+                name = "load_cached" if step == "load" and "load" in figures[size] else step
+                figures[size][name] = measure(step, mirror, work)
+                f = figures[size][name]
+                extra = {k: v for k, v in f.items() if k not in ("seconds", "peak_above_import_mb")}
+                print(f"  {name:<12} {f['seconds']:8.1f} s   peak RSS above import mteb {f['peak_above_import_mb']:8.0f} MB"
+                      f"   {extra}", flush=True)
+    small, large = min(args.sizes), max(args.sizes)
+    per_million = 1_000_000 / large
+    load_rss = figures[large]["load"]["peak_above_import_mb"] * per_million
+    bm25_rss = figures[large]["bm25"]["peak_above_import_mb"] * per_million
+    dense_rss = figures[large]["dense"]["peak_above_import_mb"] * per_million
+    growth = {step: (figures[large][step]["seconds"] / large) / (figures[small][step]["seconds"] / small)
+              for step in ("load", "bm25", "dense")} if large != small else {}
+    print(f"dense_rss_mb_per_1m_docs={dense_rss:.0f}")
+    for step in ("bm25", "dense"):
+        if step in growth:
+            print(f"{step}_time_per_1k_docs_growth={growth[step]:.2f}")
+    print(f"bm25_rss_mb_per_1m_docs={bm25_rss:.0f}")
+    if growth:
+        print(f"time_per_1k_docs_growth_100k_to_1m={growth['load']:.2f}")
+    print(f"load_rss_mb_per_1m_docs={load_rss:.0f}")
+
+
+if __name__ == "__main__":
+    main()
