@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.irsc",
     "airbench_mteb.commands.cocktail",
     "airbench_mteb.commands.demo",
+    "airbench_mteb.commands.encode",
     "airbench_mteb.commands.submission",
 )
 

