@@ -181,3 +181,17 @@ def test_nul_byte_in_qrels_tsv_names_file_and_line(tmp_path: Path) -> None:
     path.write_bytes(b"query-id\tcorpus-id\tscore\nq0\td\x000\t1\n")
     with pytest.raises(DatasetError, match=r"test\.tsv, line 2: NUL byte at column 5"):
         read_qrels_tsv(path)
+
+
+def test_airbench_corpus_with_an_escaped_lone_surrogate_names_file_and_line(airbench_mirror: Path,
+                                                                             tmp_path: Path) -> None:
+    from airbench_mteb.data.airbench_source import load_corpus
+
+    mirror = Path(shutil.copytree(airbench_mirror, tmp_path / "mirror"))
+    entry = next(e for e in airbench_entries() if e.task_name == "AIR-Bench_24.05_qa_news_en")
+    corpus_file = mirror_file(mirror, entry, entry.corpus_location())
+    lines = corpus_file.read_text(encoding="utf-8").splitlines()
+    lines[2] = json.dumps({"id": "doc-2", "text": "a lone half \ud800 of a pair"})  # written escaped: \ud800
+    corpus_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=rf"{corpus_file.name}, line 3: malformed text: a lone surrogate"):
+        load_corpus(entry, mirror)
