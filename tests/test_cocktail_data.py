@@ -79,15 +79,19 @@ def test_settings_share_ids_and_texts_and_titles_are_dropped_by_default() -> Non
     human, llm = setting_data(data, STEMS, "human"), setting_data(data, STEMS, "llm")
     mixed, both = setting_data(data, STEMS, MIXED), setting_data(data, STEMS, MIXED_ALL_RELEVANT)
     assert len(mixed.corpus) == len(human.corpus) + len(llm.corpus) == 2 * 3633
-    assert mixed.corpus == {**human.corpus, **llm.corpus}  # same id and text in every setting
-    assert "MED-10-human" in human.corpus and f"MED-10-{LLM_FILE}" in llm.corpus
+    rows = {name: dict(zip(c.corpus["id"], c.corpus["text"], strict=True)) for name, c in
+            (("human", human), ("llm", llm), ("mixed", mixed))}
+    assert rows["mixed"] == {**rows["human"], **rows["llm"]}  # same id and text in every setting
+    assert "MED-10-human" in rows["human"] and f"MED-10-{LLM_FILE}" in rows["llm"]
+    assert mixed.corpus.column_names == ["id", "text"]  # titles dropped
+    # Arrow all the way: the texts stay in the memory-mapped files the corpora were built into
+    assert mixed.corpus.cache_files and all(Path(f["filename"]).suffix == ".arrow" for f in mixed.corpus.cache_files)
     assert mixed.qrels == both.qrels
     qid, docs = next(iter(data.qrels.items()))
     assert mixed.qrels[qid] == {**human.qrels[qid], **llm.qrels[qid]}
     assert {f"{d}-human" for d in docs} == set(human.qrels[qid])
-    assert all(doc.title == "" for doc in mixed.corpus.values())
-    titled = read_source_corpora(COCKTAIL / "nfcorpus", STEMS, keep_titles=True)
-    assert titled.corpora["human"]["MED-10"].title.startswith("Statin Use and Breast Cancer Survival")
+    titled = read_source_corpora(COCKTAIL / "nfcorpus", STEMS, keep_titles=True).corpora["human"]
+    assert titled[titled["id"].index("MED-10")]["title"].startswith("Statin Use and Breast Cancer Survival")
     with pytest.raises(ValueError, match="unknown setting 'both'"):
         setting_data(data, STEMS, "both")
 

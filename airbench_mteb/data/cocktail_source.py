@@ -20,16 +20,20 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.qrels import Qrels, read_qrels_tsv
-from airbench_mteb.data.retrieval_data import Document, RetrievalData, read_corpus_jsonl, read_queries_jsonl
+from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 
 CORPUS_DIR = "corpus"
 QUERIES_FILE = "queries.jsonl"
@@ -47,7 +51,7 @@ class SourceCorpora:
     """The corpus of every source of a multi-source folder (same ids), read once for all splits."""
 
     folder: Path
-    corpora: dict[str, dict[str, Document]]  # source label -> doc id -> document, reference first
+    corpora: dict[str, Any]  # source label -> memory-mapped Arrow corpus (id[, title], text), reference first
     paths: dict[str, Path]  # source label -> corpus file
 
 
@@ -55,7 +59,7 @@ class SourceCorpora:
 class MultiSourceData:
     """One split of a multi-source folder: a corpus per source (same ids), queries and qrels."""
 
-    corpora: dict[str, dict[str, Document]]
+    corpora: dict[str, Any]
     queries: dict[str, str]
     qrels: Qrels  # over the shared document ids
     origin: dict[str, str] = field(default_factory=dict)
@@ -92,7 +96,7 @@ def read_source_corpora(folder: str | Path, sources: Mapping[str, str], *, keep_
             present = sorted(p.stem for p in (folder / CORPUS_DIR).glob("*.jsonl"))
             raise DatasetError(f"corpus file of source {label!r} not found (corpus files present: "
                                f"{', '.join(present) or 'none'})", path=path)
-    corpora = {label: read_corpus_jsonl(path, id_key="_id", keep_titles=keep_titles) for label, path in paths.items()}
+    corpora = {label: corpus_from_jsonl(path, id_key="_id", keep_titles=keep_titles) for label, path in paths.items()}
     check_same_ids(corpora, paths)
     return SourceCorpora(folder=folder, corpora=corpora, paths=paths)
 
@@ -119,22 +123,37 @@ def read_multi_source_split(corpora: SourceCorpora, split: str) -> MultiSourceDa
                            qrels=checked.qrels, origin=checked.origin)
 
 
-def check_same_ids(corpora: Mapping[str, Mapping[str, Document]], paths: Mapping[str, Path]) -> None:
+def check_same_ids(corpora: Mapping[str, Any], paths: Mapping[str, Path]) -> None:
     """Every source must hold the same document ids; the error names a few ids and both files."""
     (first, first_docs), *others = corpora.items()
+    first_ids = corpus_ids(first_docs)
     for label, docs in others:
-        missing = [doc_id for doc_id in first_docs if doc_id not in docs]
-        extra = [doc_id for doc_id in docs if doc_id not in first_docs]
-        if missing or extra:
+        ids = corpus_ids(docs)
+        missing = first_ids.filter(pc.invert(pc.is_in(first_ids, value_set=ids)))
+        extra = ids.filter(pc.invert(pc.is_in(ids, value_set=first_ids)))
+        if len(missing) or len(extra):
             parts = []
-            if missing:
+            if len(missing):
                 parts.append(f"{len(missing)} ids of {paths[first]} are missing from it, e.g. "
-                             f"{', '.join(map(repr, missing[:_SHOWN_IDS]))}")
-            if extra:
+                             f"{', '.join(map(repr, missing[:_SHOWN_IDS].to_pylist()))}")
+            if len(extra):
                 parts.append(f"{len(extra)} ids are not in {paths[first]}, e.g. "
-                             f"{', '.join(map(repr, extra[:_SHOWN_IDS]))}")
+                             f"{', '.join(map(repr, extra[:_SHOWN_IDS].to_pylist()))}")
             raise DatasetError(f"sources {first!r} and {label!r} must hold the same document ids: "
                                + "; ".join(parts), path=paths[label])
+
+
+def corpus_ids(corpus: Any) -> pa.Array:
+    """The ids of an Arrow corpus, in corpus order (an Arrow array: no Python string per id)."""
+    return corpus.data.column("id").combine_chunks()
+
+
+def _with_merged_ids(corpus: Any, stem: str) -> Any:
+    """The corpus with ids ``<id>-<stem>``; the text columns stay memory-mapped (only the ids are new)."""
+    from datasets import Dataset
+
+    merged = pc.binary_join_element_wise(corpus.data.column("id"), pa.scalar(stem), "-")
+    return Dataset(corpus.data.set_column(corpus.column_names.index("id"), "id", merged))
 
 
 def setting_data(data: MultiSourceData, stems: Mapping[str, str], setting: str) -> RetrievalData:
@@ -152,13 +171,15 @@ def setting_data(data: MultiSourceData, stems: Mapping[str, str], setting: str) 
         labels = [setting]
     else:
         raise ValueError(f"unknown setting {setting!r}; settings: {', '.join(settings_of(list(data.corpora)))}")
-    corpus = {merged_doc_id(doc_id, stems[label]): doc for label in labels for doc_id, doc in data.corpora[label].items()}
+    from datasets import concatenate_datasets
+
+    corpus = concatenate_datasets([_with_merged_ids(data.corpora[label], stems[label]) for label in labels])
     qrels = {qid: {merged_doc_id(doc_id, stems[label]): grade for label in labels for doc_id, grade in docs.items()}
              for qid, docs in data.qrels.items()}
     return RetrievalData(corpus=corpus, queries=data.queries, qrels=qrels, origin=data.origin)
 
 
-def doc_sources(stems: Mapping[str, str], ids: Mapping[str, Any]) -> dict[str, str]:
+def doc_sources(stems: Mapping[str, str], ids: Iterable[str]) -> dict[str, str]:
     """``{merged document id: source label}`` for a corpus with the shared ids ``ids``.
 
     Raises:

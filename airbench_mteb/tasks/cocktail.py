@@ -38,6 +38,7 @@ from airbench_mteb.data.cocktail_source import (
     MultiSourceData,
     SourceCorpora,
     cocktail_entries,
+    corpus_ids,
     doc_sources,
     hub_folder,
     mirror_folder,
@@ -100,7 +101,7 @@ class SourceBiasTask(PluginRetrievalTask):
         if self._corpora is None:
             self._corpora = read_source_corpora(self.dataset_folder(), self.stems, keep_titles=self.keep_titles)
             reference = next(iter(self._corpora.corpora.values()))
-            self._doc_sources = doc_sources(self.stems, reference)
+            self._doc_sources = doc_sources(self.stems, corpus_ids(reference).to_pylist())
         if split not in self._splits:
             self._splits[split] = read_multi_source_split(self._corpora, split)
         return setting_data(self._splits[split], self.stems, hf_subset)

@@ -17,13 +17,15 @@ import json
 import logging
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from mteb import Benchmark, TaskMetadata
 
 from airbench_mteb.data import DATA_DIR_ENV, data_dir
+from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.qrels import read_qrels_tsv
-from airbench_mteb.data.retrieval_data import Document, RetrievalData, read_queries_jsonl
+from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 from airbench_mteb.generation.irsc import SETTINGS, corpus_languages, irsc_catalog
 from airbench_mteb.tasks.base import PluginRetrievalTask
 
@@ -65,22 +67,17 @@ def read_manifest(root: Path) -> dict:
         raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
 
 
-@cache
-def _read_corpus(path: Path, mtime_ns: int) -> dict[str, Document]:
-    # keyed by modification time: a rebuilt corpus is read again, an unchanged one once per process
-    from airbench_mteb.data.retrieval_data import read_corpus_jsonl
+def load_corpus(root: Path, setting: str) -> Any:
+    """The unified corpus of a setting's languages, as memory-mapped Arrow (built once per corpus file)."""
+    from datasets import concatenate_datasets
 
-    return read_corpus_jsonl(path, keep_titles=False)
-
-
-def load_corpus(root: Path, setting: str) -> dict[str, Document]:
-    corpus: dict[str, Document] = {}
+    parts = []
     for lang in corpus_languages(setting):
         path = root / "corpus" / f"{lang}.jsonl"
         if not path.is_file():
             raise DatasetError(f"corpus file missing; {BUILD_HINT}", path=path)
-        corpus.update(_read_corpus(path, path.stat().st_mtime_ns))
-    return corpus
+        parts.append(corpus_from_jsonl(path, keep_titles=False))
+    return concatenate_datasets(parts) if len(parts) > 1 else parts[0]
 
 
 class IRSCTask(PluginRetrievalTask):
