@@ -4,9 +4,10 @@ The index is term-major (CSC): for each term, the documents that contain it and 
 weight ``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with Lucene's
 ``idf(t) = log(1 + (N - df + 0.5) / (df + 0.5))`` (as ``bm25s``' "lucene" method and Anserini).
 
-Memory: while building, 12 bytes per (document, distinct term) pair plus one batch of tokens; the
-finished index keeps 8 bytes per pair, 4 per document and the vocabulary (a dict, which grows with
-the number of distinct terms, not with the corpus). The conversion to CSC briefly holds both forms.
+Memory: while building, 6 bytes per (document, distinct term) pair and 8 per document, plus one batch
+of tokens; the finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the
+number of distinct terms, not with the corpus). The two overlap only while one is turned into the
+other, batch by batch.
 """
 
 from __future__ import annotations
@@ -19,6 +20,26 @@ import numpy as np
 
 
 @dataclass
+class _BatchPairs:
+    """The distinct (document, term) pairs of one batch: 6 bytes per pair, plus 8 per document."""
+
+    terms: np.ndarray  # int32 term id of each pair, grouped by document in corpus order
+    counts: np.ndarray  # uint16 occurrences of the term in the document (capped at 65,535)
+    distinct: np.ndarray  # int32 number of pairs (distinct terms) of each document
+    lengths: np.ndarray  # int32 number of terms of each document (its length for BM25)
+
+    @classmethod
+    def of(cls, docs: list[list[int]]) -> _BatchPairs:
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        flat = np.fromiter(chain.from_iterable(docs), dtype=np.int64, count=int(lengths.sum()))
+        pairs, counts = np.unique(np.repeat(np.arange(len(docs), dtype=np.int64), lengths) << 32 | flat,
+                                  return_counts=True)
+        distinct = np.bincount((pairs >> 32).astype(np.int64), minlength=len(docs)).astype(np.int32)
+        return cls((pairs & 0xFFFFFFFF).astype(np.int32), np.minimum(counts, 65_535).astype(np.uint16), distinct,
+                   lengths.astype(np.int32))
+
+
+@dataclass
 class BM25Index:
     vocabulary: dict[str, int]
     indptr: np.ndarray  # int64, len(vocabulary) + 1: the entries of term t are indptr[t]:indptr[t + 1]
@@ -28,38 +49,47 @@ class BM25Index:
 
     @classmethod
     def build(cls, batches: Iterable[Sequence[Sequence[str]]], *, k1: float, b: float) -> BM25Index:
-        """Index documents given as batches of term lists, in corpus order."""
-        from scipy import sparse
+        """Index documents given as batches of term lists, in corpus order.
 
+        First pass: each batch becomes its (document, distinct term, count) pairs, kept compactly (term id
+        and count; the documents follow from the per-document pair counts). Second pass, once the
+        document frequencies are known: each batch's weights are scattered into the final term-major
+        arrays and the batch is freed, so the peak is about one copy of the pairs.
+        """
         vocabulary: dict[str, int] = {}
-        docs, terms, counts, lengths = [], [], [], []
-        first = 0
+        pending: list[_BatchPairs] = []
         for batch in batches:
             ids = [[vocabulary.setdefault(term, len(vocabulary)) for term in doc] for doc in batch]
-            sizes = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-            flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(sizes.sum()))
-            pairs, tf = np.unique(np.repeat(np.arange(first, first + len(ids), dtype=np.int64), sizes) << 32 | flat,
-                                  return_counts=True)
-            docs.append((pairs >> 32).astype(np.int32))
-            terms.append((pairs & 0xFFFFFFFF).astype(np.int32))
-            counts.append(tf.astype(np.float32))
-            lengths.append(sizes.astype(np.float32))
-            first += len(ids)
-        if not vocabulary:
-            return cls(vocabulary, np.zeros(1, dtype=np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), first)
-        doc, term, weight = np.concatenate(docs), np.concatenate(terms), np.concatenate(counts)
-        del docs, terms, counts
-        doc_length = np.concatenate(lengths)
-        df = np.bincount(term, minlength=len(vocabulary))
-        idf = np.log1p((first - df + 0.5) / (df + 0.5)).astype(np.float32)
-        norm = np.float32(k1) * (np.float32(1 - b) + np.float32(b) * doc_length / np.float32(doc_length.mean()))
-        weight /= weight + norm[doc]
-        weight *= idf[term]
-        # scipy's COO -> CSC conversion is a counting sort with 32-bit indices: no 64-bit argsort of every pair
-        matrix = sparse.csc_matrix((weight, (doc, term)), shape=(first, len(vocabulary)), dtype=np.float32)
-        matrix.sort_indices()
-        return cls(vocabulary, matrix.indptr.astype(np.int64), matrix.indices.astype(np.int32, copy=False),
-                   matrix.data, first)
+            pending.append(_BatchPairs.of(ids))
+        n_docs = sum(len(p.lengths) for p in pending)
+        df = np.zeros(len(vocabulary), dtype=np.int64)
+        for pairs in pending:
+            df += np.bincount(pairs.terms, minlength=len(vocabulary))
+        indptr = np.concatenate([[0], np.cumsum(df)])
+        documents = np.empty(indptr[-1], dtype=np.int32)
+        weights = np.empty(indptr[-1], dtype=np.float32)
+        if not indptr[-1]:
+            return cls(vocabulary, indptr, documents, weights, n_docs)
+        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
+        avgdl = sum(float(p.lengths.sum()) for p in pending) / n_docs
+        cursor = indptr[:-1].copy()  # next free entry of each term
+        first_doc = 0
+        while pending:
+            pairs = pending.pop(0)
+            docs = np.repeat(np.arange(first_doc, first_doc + len(pairs.lengths), dtype=np.int32), pairs.distinct)
+            tf = pairs.counts.astype(np.float32)
+            norm = np.float32(k1) * (np.float32(1 - b) + np.float32(b) * pairs.lengths.astype(np.float32) / np.float32(avgdl))
+            weight = idf[pairs.terms] * tf / (tf + np.repeat(norm, pairs.distinct))
+            order = np.argsort(pairs.terms, kind="stable")  # by term, documents ascending within a term
+            terms = pairs.terms[order]
+            starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
+            rank = np.arange(len(terms)) - np.repeat(starts, np.diff(np.r_[starts, len(terms)]))
+            position = cursor[terms] + rank
+            documents[position] = docs[order]
+            weights[position] = weight[order]
+            cursor[terms[starts]] += np.diff(np.r_[starts, len(terms)])
+            first_doc += len(pairs.lengths)
+        return cls(vocabulary, indptr, documents, weights, n_docs)
 
     def term_ids(self, terms: Iterable[str]) -> list[int]:
         """Vocabulary ids of the terms the index knows (repeats kept: a repeated query term counts twice)."""
