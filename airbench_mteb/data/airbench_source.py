@@ -16,10 +16,11 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from airbench_mteb.catalog import AirBenchEntry
+from airbench_mteb.data.arrow_corpus import check_arrow_corpus, corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import write_jsonl
-from airbench_mteb.data.arrow_corpus import check_arrow_corpus, corpus_from_jsonl
-from airbench_mteb.data.retrieval_data import Qrels, RetrievalData, read_qrels_jsonl, read_queries_jsonl
+from airbench_mteb.data.qrels import Qrels, read_qrels_jsonl
+from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 
 QRELS_KEYS = ("qid", "docid", "relevance")
 logger = logging.getLogger(__name__)

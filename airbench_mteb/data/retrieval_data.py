@@ -11,7 +11,6 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import field as text_field
 from airbench_mteb.data.files import read_jsonl
 from airbench_mteb.data.qrels import Qrels
-from airbench_mteb.data.qrels import read_qrels_jsonl as read_qrels_jsonl  # its old home: callers import it here
 
 
 @dataclass
