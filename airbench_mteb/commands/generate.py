@@ -66,6 +66,7 @@ def _airbench(args: argparse.Namespace) -> int:
     from airbench_mteb.generation.airbench import AirBenchConfig, generate_airbench
     from airbench_mteb.generation.airbench.candidates import CandidateSettings
     from airbench_mteb.generation.airbench.qc import QCSettings
+    from airbench_mteb.generation.airbench.rerankers import ModelPlacement
 
     config = AirBenchConfig(
         corpus=str(args.corpus), domain=args.domain, language=args.language, task_type=args.task_type,
@@ -79,10 +80,12 @@ def _airbench(args: argparse.Namespace) -> int:
         source_name=args.source_name or Path(args.corpus).name, source_url=args.source_url,
         source_license=args.source_license)
 
+    placement = ModelPlacement(device=args.device, batch_size=args.qc_batch_size, fp16=args.fp16)
+
     async def run() -> Path:
         client = client_from_args(args, args.out)
         try:
-            return await generate_airbench(config, client, args.out)
+            return await generate_airbench(config, client, args.out, placement)
         finally:
             await client.aclose()
             print(f"LLM: {client.account.summary()}")
@@ -122,6 +125,10 @@ def register_airbench(generators: argparse._SubParsersAction) -> None:
     parser.add_argument("--recall-depth", type=int, default=1000)
     parser.add_argument("--rerankers", default="minilm,e5",
                         help="comma-separated: minilm, e5, llm, cross-encoder:PATH, flag:PATH, bi-encoder:PATH")
+    parser.add_argument("--device", default=None,
+                        help="torch device of the recall encoder and rerankers, e.g. cuda:1 (default: the best available)")
+    parser.add_argument("--qc-batch-size", type=int, default=64, help="batch size of the recall encoder and rerankers")
+    parser.add_argument("--fp16", action="store_true", help="half precision for the recall encoder and rerankers")
     parser.add_argument("--judge-positive-levels", type=int, nargs="+", default=[2, 3],
                         help="judge levels (0-3) counted as relevant")
     parser.add_argument("--source-name", default="")

@@ -45,7 +45,7 @@ from airbench_mteb.generation.airbench.qc import (
     QCSettings,
     QualityControl,
 )
-from airbench_mteb.generation.airbench.rerankers import make_encoder, make_reranker
+from airbench_mteb.generation.airbench.rerankers import DEFAULT_PLACEMENT, ModelPlacement, make_encoder, make_reranker
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.client import LLMClient
 from airbench_mteb.generation.store import Journal
@@ -125,12 +125,14 @@ async def generate_candidates(rows: list[dict[str, Any]], config: AirBenchConfig
 
 
 class AirBenchPipeline:
-    def __init__(self, config: AirBenchConfig, client: LLMClient, out: str | Path) -> None:
+    def __init__(self, config: AirBenchConfig, client: LLMClient, out: str | Path,
+                 placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
         if config.candidates.task_type != config.task_type or config.candidates.language != config.language:
             raise GenerationError("candidate settings must carry the config's task type and language")
         self.config = config
         self.client = client
         self.out = Path(out)
+        self.placement = placement  # where the QC models run: not part of the fingerprint, a resume may move
         self.stage_seconds: dict[str, float] = {}
         self.journal = Journal(self.out / WORK_DIR / "journal.jsonl")
         run = self.journal.get("run", "config")
@@ -184,8 +186,8 @@ class AirBenchPipeline:
         c = self.config
         started = time.perf_counter()
         data = self._qc_input(corpus, candidates)
-        recall = make_encoder(c.recall_encoder or ("minilm" if c.language == "en" else "e5"))
-        rerankers = [make_reranker(spec, self.client) for spec in c.rerankers]
+        recall = make_encoder(c.recall_encoder or ("minilm" if c.language == "en" else "e5"), self.placement)
+        rerankers = [make_reranker(spec, self.client, self.placement) for spec in c.rerankers]
         judge = LLMJudge(self.client, seed=c.seed, document_chars=c.candidates.document_chars)
         started = self._lap("load_qc_models", started)
         result = await QualityControl(judge, recall, rerankers, c.qc).run(data)
@@ -251,8 +253,9 @@ class AirBenchPipeline:
         self.journal.close()
 
 
-async def generate_airbench(config: AirBenchConfig, client: LLMClient, out: str | Path) -> Path:
-    pipeline = AirBenchPipeline(config, client, out)
+async def generate_airbench(config: AirBenchConfig, client: LLMClient, out: str | Path,
+                            placement: ModelPlacement = DEFAULT_PLACEMENT) -> Path:
+    pipeline = AirBenchPipeline(config, client, out, placement)
     try:
         return await pipeline.run()
     finally:

