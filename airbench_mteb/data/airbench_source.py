@@ -76,8 +76,9 @@ def load_queries_and_qrels(entry: AirBenchEntry, split: str, data_dir: Path | No
     closed_book = not qrels_available(entry, split, data_dir)
     if closed_book:
         logger.info("%s %s: no qrels at hand (%s), so this split is closed-book: it is searched, not scored",
-                    entry.task_name, split, "gated on the hub, HF_TOKEN unset" if data_dir is None else
-                    f"{mirror_file(data_dir, entry, qrels_at)} absent")
+                    entry.task_name, split,
+                    f"gated on the hub: set HF_TOKEN with access to {qrels_at[0]} to score it" if data_dir is None
+                    else f"{mirror_file(data_dir, entry, qrels_at)} absent")
     if data_dir is not None:
         queries_file = mirror_file(data_dir, entry, queries_at)
         qrels_file = mirror_file(data_dir, entry, qrels_at)
