@@ -83,14 +83,16 @@ def test_broken_user_entries_are_skipped_with_a_warning_naming_them(catalog: Pat
     assert built_in.data_dir is None  # the packaged entry, not the user's
 
 
-@pytest.mark.parametrize("catalog_text", [None, "{not json", '{"datasets": 3}'])
-def test_import_mteb_registers_every_plugin_task_whatever_the_user_catalog(
-        tmp_path: Path, catalog_text: str | None) -> None:
+@pytest.mark.parametrize("catalog_text", ["{not json", '{"datasets": 3}', '{"entries": []}', "\udcff"])
+def test_an_unreadable_user_catalog_leaves_the_packaged_tasks_with_a_warning(catalog: Path, catalog_text: str) -> None:
+    catalog.write_text(catalog_text, errors="surrogateescape")
+    with pytest.warns(UserWarning, match=rf"none of the datasets in the user catalog is registered: .*{catalog.name}"):
+        assert len(airbench_entries()) == 97
+
+
+def test_import_mteb_registers_every_plugin_task_despite_broken_user_entries(tmp_path: Path) -> None:
     catalog = tmp_path / "catalog.json"
-    if catalog_text is None:
-        _broken_catalog(catalog, tmp_path)
-    else:
-        catalog.write_text(catalog_text)
+    _broken_catalog(catalog, tmp_path)
     code = ("import mteb; from mteb.get_tasks import _TASKS_REGISTRY as r; "
             "print(sum(c.__module__.startswith('airbench_mteb.') for c in r.values()), "
             "r['AIR-Bench_24.05_qa_news_en'].entry.data_dir)")
@@ -98,10 +100,9 @@ def test_import_mteb_registers_every_plugin_task_whatever_the_user_catalog(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     count, data_dir = done.stdout.split()
-    # 97 AIR-Bench + 16 co*cktail + 5 IRSC built-in tasks, plus the user's one good entry if it could be read
-    assert int(count) == 118 + (catalog_text is None) and data_dir == "None"
+    # 97 AIR-Bench + 16 co*cktail + 5 IRSC built-in tasks, plus the user's one good entry
+    assert int(count) == 119 and data_dir == "None"
     assert str(catalog) in done.stderr
-
 
 
 def test_a_task_clashing_with_an_mteb_task_is_left_out_with_a_warning_and_the_rest_registered() -> None:

@@ -115,7 +115,8 @@ def _usable_user_entries(path: Path, taken: set[str]) -> list[AirBenchEntry]:
     try:
         items = _catalog_items(path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, DatasetError) as error:
-        warnings.warn(f"airbench-mteb: none of the datasets in the user catalog is registered: {error}", stacklevel=3)
+        reason = error if isinstance(error, DatasetError) else DatasetError(str(error), path=path)
+        warnings.warn(f"airbench-mteb: none of the datasets in the user catalog is registered: {reason}", stacklevel=3)
         return []
     usable = []
     for number, item in enumerate(items, start=1):
