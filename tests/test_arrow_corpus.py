@@ -75,3 +75,28 @@ def test_hub_split_is_checked_in_batches_and_kept_as_arrow(tmp_path: Path) -> No
 def test_bad_hub_rows_are_named(tmp_path: Path, ids: list, texts: list, message: str) -> None:
     with pytest.raises(DatasetError, match=message):
         check_arrow_corpus(_hub_like(tmp_path, ids, texts), "hub/corpus")
+
+
+def test_hub_path_checks_corpus_and_qrels_as_the_mirror_path_does(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub branch of the AIR-Bench loader, fed with splits as ``datasets.load_dataset`` returns them
+    (memory-mapped Arrow made by the test; the hub itself is out of reach here)."""
+    from airbench_mteb.catalog import airbench_entries
+    from airbench_mteb.data import airbench_source
+
+    entry = next(e for e in airbench_entries() if e.task_name == "AIR-Bench_24.05_qa_news_en")
+    splits = {entry.corpus_location(): {"id": ["d1", "d2"], "text": ["one", "two"]},
+              entry.queries_location("dev"): {"id": ["q1"], "text": ["which one"]},
+              entry.qrels_location("dev"): {"qid": ["q1", "q1"], "docid": ["d1", "d2"], "relevance": [1, 0]}}
+
+    def hub_dataset(entry_, location, split=None):  # noqa: ANN001, ANN202
+        folder = tmp_path / "_".join(location).replace("/", "_")
+        Dataset.from_dict(splits[location]).save_to_disk(folder)
+        return load_from_disk(folder)
+
+    monkeypatch.setattr(airbench_source, "_hub_dataset", hub_dataset)
+    data = airbench_source.load_split(entry, "dev", None)
+    assert data.qrels == {"q1": {"d1": 1, "d2": 0}} and data.corpus.cache_files and len(data.corpus) == 2
+    splits[entry.qrels_location("dev")]["relevance"] = [1, 4294967298]
+    with pytest.raises(DatasetError, match=r"qrels-qa_news_en-dev/qrels_default_dev, line 2: .*4294967298"):
+        airbench_source.load_split(entry, "dev", None)

@@ -398,12 +398,14 @@ def test_export_beir_writes_a_plugin_task(airbench_mirror: Path, tmp_path: Path,
     assert sorted(p.name for p in (out / "qrels").iterdir()) == ["dev.tsv", "test.tsv"]
     for split in ("dev", "test"):
         expected = task.load_split("default", split)
+        texts = dict(zip(expected.corpus["id"], expected.corpus["text"], strict=True))  # Arrow corpus
         back = read_beir_folder(out, split)
-        assert (back.corpus, back.queries, back.qrels) == (expected.corpus, expected.queries, expected.qrels)
+        assert {doc_id: doc.text for doc_id, doc in back.corpus.items()} == texts
+        assert not any(doc.title for doc in back.corpus.values())
+        assert (back.queries, back.qrels) == (expected.queries, expected.qrels)
         assert any(0 in docs.values() for docs in back.qrels.values())  # hard negatives kept
         corpus, queries, qrels = GenericDataLoader(str(out)).load(split=split)
-        assert {doc_id: doc["text"] for doc_id, doc in corpus.items()} == \
-            {doc_id: doc.text for doc_id, doc in expected.corpus.items()}
+        assert {doc_id: doc["text"] for doc_id, doc in corpus.items()} == texts
         assert (queries, qrels) == (expected.queries, expected.qrels)
     dev_only = tmp_path / "dev-only"
     assert cli.main(["export-beir", "-t", name, "--out", str(dev_only), "--splits", "dev"]) == 0

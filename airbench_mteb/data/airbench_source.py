@@ -19,7 +19,7 @@ from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.arrow_corpus import check_arrow_corpus, corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import write_jsonl
-from airbench_mteb.data.qrels import Qrels, read_qrels_jsonl
+from airbench_mteb.data.qrels import Qrels, qrels_from_rows, read_qrels_jsonl
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 
 QRELS_KEYS = ("qid", "docid", "relevance")
@@ -93,8 +93,7 @@ def load_queries_and_qrels(entry: AirBenchEntry, split: str, data_dir: Path | No
         queries[qid] = row["text"]
     qrels: Qrels = {}
     if not closed_book:
-        for row in _hub_rows(entry, qrels_at, split):
-            qrels.setdefault(str(row["qid"]), {})[str(row["docid"])] = int(row["relevance"])
+        qrels = qrels_from_rows(enumerate(_hub_rows(entry, qrels_at, split), start=1), "/".join(qrels_at), QRELS_KEYS)
     return queries, qrels, {"queries": "/".join(queries_at), "qrels": "/".join(qrels_at)}
 
 
