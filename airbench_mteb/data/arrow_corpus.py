@@ -7,12 +7,11 @@ options. Later loads memory-map that file. A hub corpus is already a memory-mapp
 Arrow table; it is validated batch by batch without converting rows to Python objects.
 
 Memory while building: one batch of rows (``BATCH_ROWS``) plus 8 bytes per document (a 64-bit hash of
-its id, to find duplicate ids; a second pass over the file names the lines only when one is found).
+its id, to find duplicate ids; a second pass over the file names the lines only when hashes repeat).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -43,15 +42,25 @@ def _schema(with_titles: bool) -> pa.Schema:
 
 
 def _id_hashes(ids: Iterable[str]) -> np.ndarray:
-    return np.fromiter((int.from_bytes(hashlib.blake2b(i.encode("utf-8"), digest_size=8).digest(), "little")
-                        for i in ids), dtype=np.uint64)
+    # Python's own string hash: fast, and only compared within this process
+    return np.fromiter(map(hash, ids), dtype=np.int64)
 
 
-def _first_duplicate(hashes: np.ndarray) -> int | None:
-    """A hash that occurs twice, or None (8 bytes per document: the ids themselves are not kept)."""
-    ordered = np.sort(hashes)
-    repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
-    return int(ordered[repeated[0]]) if repeated.size else None
+def _repeated(hashes: list[np.ndarray]) -> set[int]:
+    """Hashes that occur more than once (8 bytes per document: the ids themselves are not kept)."""
+    ordered = np.sort(np.concatenate(hashes)) if hashes else np.zeros(0, dtype=np.int64)
+    return set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+
+
+def _first_repeat(numbered_ids: Iterable[tuple[int, str]], repeated: set[int]) -> tuple[str, int, int] | None:
+    """Second pass, only when hashes repeat: ``(id, first line, repeated line)`` of a truly repeated id."""
+    seen: dict[str, int] = {}  # only ids whose hash repeats: a handful
+    for line, item_id in numbered_ids:
+        if hash(item_id) in repeated:
+            if item_id in seen:
+                return item_id, seen[item_id], line
+            seen[item_id] = line
+    return None  # distinct ids sharing a hash
 
 
 class JsonlCorpusBuilder:
@@ -87,9 +96,7 @@ class JsonlCorpusBuilder:
             if batch:
                 hashes.append(self._write_batch(writer, schema, batch))
                 count += len(batch)
-            duplicate = _first_duplicate(np.concatenate(hashes)) if hashes else None
-            if duplicate is not None:
-                self._raise_duplicate(duplicate)
+            self._check_unique(hashes)
         return count
 
     def _write_batch(self, writer: pa.ipc.RecordBatchStreamWriter, schema: pa.Schema,
@@ -100,17 +107,13 @@ class JsonlCorpusBuilder:
                                            schema=schema))
         return _id_hashes(ids)
 
-    def _raise_duplicate(self, duplicate: int) -> None:
-        """Second pass, only on failure: name both lines of the repeated id."""
-        first_line: int | None = None
-        for line, doc_id, _, _ in self.rows():
-            if int(_id_hashes([doc_id])[0]) != duplicate:
-                continue
-            if first_line is not None:
-                raise DatasetError(f"duplicate document id (first seen on line {first_line})", path=self.path,
-                                   line=line, item_id=doc_id)
-            first_line = line
-        raise AssertionError("a duplicate id hash without a duplicate id")  # two ids sharing 64 bits
+    def _check_unique(self, hashes: list[np.ndarray]) -> None:
+        repeated = _repeated(hashes)
+        found = _first_repeat(((line, doc_id) for line, doc_id, _, _ in self.rows()), repeated) if repeated else None
+        if found is not None:
+            doc_id, first, line = found
+            raise DatasetError(f"duplicate document id (first seen on line {first})", path=self.path, line=line,
+                               item_id=doc_id)
 
 
 def corpus_from_jsonl(path: str | Path, *, id_key: str = "id", keep_titles: bool = False,
@@ -157,12 +160,14 @@ def check_arrow_corpus(corpus: Any, origin: str) -> Any:
                                    item_id=ids[row].as_py())
         hashes.append(_id_hashes(ids.to_pylist()))
         start += len(batch)
-    duplicate = _first_duplicate(np.concatenate(hashes)) if hashes else None
-    if duplicate is not None:
-        ids = pc.cast(table.column("id"), pa.string()).to_pylist()
-        lines = [n for n, i in enumerate(ids, start=1) if int(_id_hashes([i])[0]) == duplicate]
-        raise DatasetError(f"duplicate document id (first seen on row {lines[0]})", path=origin, line=lines[1],
-                           item_id=ids[lines[1] - 1])
+    repeated = _repeated(hashes)
+    if repeated:
+        ids = pc.cast(table.column("id"), pa.string()).to_pylist()  # only when a hash repeats
+        found = _first_repeat(enumerate(ids, start=1), repeated)
+        if found is not None:
+            doc_id, first, row = found
+            raise DatasetError(f"duplicate document id (first seen on row {first})", path=origin, line=row,
+                               item_id=doc_id)
     if corpus.features["id"].dtype != "string":
         corpus = corpus.cast_column("id", _string_value())
     return corpus.select_columns(["id", "text"])
