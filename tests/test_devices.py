@@ -70,14 +70,15 @@ def test_quality_control_encoders_and_rerankers_take_the_placement() -> None:
 # --------------------------------------------------------------------------- same-named local folders
 
 
-def _truncated_copy(source: Path, target: Path, layers: int) -> None:
-    """Another real model: the first ``layers`` transformer layers of ``source``."""
+def _short_copy(source: Path, target: Path, layers: int) -> None:
+    """A real model saved from ``source``: its first ``layers`` transformer layers, reading 64 tokens (fast)."""
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(source), device="cpu")
     bert = model[0].auto_model
     bert.encoder.layer = bert.encoder.layer[:layers]
     bert.config.num_hidden_layers = layers
+    model.max_seq_length = 64
     model.save(str(target))
 
 
@@ -99,8 +100,8 @@ def _reference_ndcg(folder: Path, task: mteb.AbsTask, split: str) -> float:
 
 def test_two_local_folders_of_one_name_get_two_results(use_mirror: Path, tmp_path: Path) -> None:
     first, second = tmp_path / "a" / "model", tmp_path / "b" / "model"
-    shutil.copytree(MINILM_FOLDER, first)
-    _truncated_copy(MINILM_FOLDER, second, layers=2)
+    _short_copy(MINILM_FOLDER, first, layers=6)
+    _short_copy(MINILM_FOLDER, second, layers=2)
     memo = tmp_path / HASH_MEMO_NAME
     metas = [local_model_meta(first, memo), local_model_meta(second, memo)]
     assert metas[0].name == metas[1].name == "local/model" and metas[0].revision != metas[1].revision

@@ -85,7 +85,9 @@ def encode_corpora(model_name: str, tasks: Sequence[AbsTask], *, ray_address: st
         done = [] if not work else ray.data.from_items(work, override_num_blocks=len(work)).map_batches(
             CorpusEncoder, batch_size=1, batch_format="numpy", compute=ray.data.ActorPoolStrategy(size=num_workers),
             num_gpus=gpus_per_worker or None,
+            # with GPUs no device is named: the library takes the ones Ray made visible to the actor
             fn_constructor_kwargs={"model_meta": meta, "sources": sources, "cache_root": str(root),
+                                   "device": None if gpus_per_worker else "cpu",
                                    "encode_kwargs": {"batch_size": batch_size, "show_progress_bar": False},
                                    "loader_kwargs": dict(loader_kwargs or {})},
         ).take_all()

@@ -38,12 +38,11 @@ class _CountingEncoder:
 class CorpusEncoder:
     """A callable class for ``Dataset.map_batches``: Ray Data keeps one per actor, so the model loads once."""
 
-    def __init__(self, model_meta: Any, sources: Sequence[CorpusSource], cache_root: str,
+    def __init__(self, model_meta: Any, sources: Sequence[CorpusSource], cache_root: str, device: str | None,
                  encode_kwargs: Mapping[str, Any], loader_kwargs: Mapping[str, Any]) -> None:
         from airbench_mteb.models.embedding_cache import CachedEncoder
 
-        # device None: the library picks what Ray granted this actor (its GPUs, else the CPU)
-        self.counter = _CountingEncoder(model_meta.load_model(device=None, **loader_kwargs))
+        self.counter = _CountingEncoder(model_meta.load_model(device=device, **loader_kwargs))
         self.model = CachedEncoder(self.counter, Path(cache_root))
         self.sources = sources
         self.encode_kwargs = dict(encode_kwargs)
