@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,9 @@ from airbench_mteb.generation.cocktail import (
 from airbench_mteb.generation.cocktail_report import jaccard, overlap, quality_report, random_partners, terms
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm import Completion, LLMClient, LLMParams, ParseError, ResponseCache
+from airbench_mteb.generation.llm.local_server import llama_server
 from tests.conftest import SHARED_DATA
+from tests.llm_servers import CountingProxy, kill_at
 
 NQ_UTD = SHARED_DATA / "cocktail" / "nq-utd"
 QUERIES = ("Sports_q7", "Sports_q8")
@@ -263,6 +266,7 @@ class ScriptedBackend:
 
     def __init__(self, answers: dict[str, str], default: str) -> None:
         self.answers, self.default = answers, default
+        self.identity = {"kind": self.kind, "model": self.model}
 
     async def complete(self, messages: list[dict[str, str]], params: LLMParams) -> Completion:
         prompt = messages[0]["content"]
@@ -349,3 +353,100 @@ def test_term_measures_and_random_pairs() -> None:
     assert jaccard({"a", "b"}, {"b", "c"}) == 1 / 3 and overlap({"a", "b"}, {"b", "c", "d"}) == 1 / 3
     partners = random_partners(7, seed=0)
     assert all(j != i for i, j in enumerate(partners)) and partners == random_partners(7, seed=0)
+
+
+# --- LLMs behind OpenAI-compatible servers: identities, keys, repeated calls -------------------------
+
+SERVER_ARGS = ["--max-docs", "6", "--max-words", "80", "--max-tokens", "40", "--seed", "3"]
+SECRET = "sk-env-DO-NOT-STORE-77d2e1"
+
+
+@pytest.fixture(scope="module")
+def two_servers() -> Iterator[tuple[str, str]]:
+    """Two real llama.cpp servers serving one GGUF under one model name, ``smollm2``; the second formats
+    chats as Llama 2, so the same request gets other text there."""
+    with llama_server() as first, llama_server(extra_args=("--chat_format", "llama-2")) as second:
+        yield first, second
+
+
+def server_args(corpus: Path, out: Path, llms: Sequence[tuple[str, str, str]], concurrency: int) -> list[str]:
+    args = ["generate", "cocktail", "--corpus", str(corpus), "--out", str(out), *SERVER_ARGS,
+            "--concurrency", str(concurrency)]
+    for name, url, temperature in llms:
+        args += ["--llm", name, "openai", "model=smollm2", f"base-url={url}", f"temperature={temperature}"]
+    return args
+
+
+def rewrites(out: Path, source: str) -> dict[str, tuple[str, str]]:
+    return {row["_id"]: (row["metadata"]["rewrite"], row["text"]) for row in read_rows(out / "corpus" / f"{source}.jsonl")}
+
+
+def test_same_named_llms_on_two_endpoints_each_get_their_own_text(two_servers: tuple[str, str], small_corpus: Path,
+                                                                 tmp_path: Path) -> None:
+    from airbench_mteb.cli import main
+
+    def run(out: Path, *llms: tuple[str, str]) -> dict[str, dict[str, tuple[str, str]]]:
+        assert main(server_args(small_corpus, out, [(name, url, "0.2") for name, url in llms], 2)) == 0
+        return {name: rewrites(out, name) for name, _ in llms}
+
+    first, second = two_servers
+    alone_b = run(tmp_path / "later", ("b", second))["b"]
+    # a added later to the folder b was written to: a's calls go to its own endpoint, b's text stays
+    later = run(tmp_path / "later", ("a", first), ("b", second))
+    assert later["b"] == alone_b and later["a"] != alone_b
+    account = json.loads((tmp_path / "later" / "run_account.json").read_text())
+    assert account["a (openai:smollm2)"]["calls"] >= 6 and account["b (openai:smollm2)"]["calls"] == 0
+    # both sources in one run
+    assert run(tmp_path / "both", ("a", first), ("b", second)) == later
+    manifest = json.loads((tmp_path / "both" / "cocktail.json").read_text())
+    assert manifest["sources"]["b"]["llm"] == {"kind": "openai", "endpoint": second, "model": "smollm2"}
+
+
+def start_server_cli(corpus: Path, out: Path, url: str) -> subprocess.Popen:
+    """`generate cocktail` in its own process (so it can be SIGKILLed), two sources sharing one endpoint,
+    4 calls in flight, the API key in the environment."""
+    script = "import sys\nfrom airbench_mteb.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    llms = [("x", url, "0.2"), ("y", url, "0.7")]
+    return subprocess.Popen([sys.executable, "-c", script, *server_args(corpus, out, llms, 4)],
+                            env={**os.environ, "AIRBENCH_MTEB_LLM_API_KEY": SECRET},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def account_total(out: Path, field: str) -> int:
+    return sum(account[field] for account in json.loads((out / "run_account.json").read_text()).values())
+
+
+def test_sigkill_with_calls_in_flight_repeats_only_unanswered_calls_and_writes_no_key(
+        two_servers: tuple[str, str], small_corpus: Path, tmp_path: Path) -> None:
+    with CountingProxy(two_servers[0]) as proxy:
+        out = tmp_path / "killed"
+        holder: dict[str, int] = {}
+        proxy.on_request = kill_at(lambda: holder.get("pid"), 7)  # 4 in flight: killed with 3-4 unanswered
+        process = start_server_cli(small_corpus, out, proxy.base_url)
+        holder["pid"] = process.pid
+        log, _ = process.communicate(timeout=600)
+        assert process.returncode == -9
+        cache = ResponseCache(out / ".work" / "llm_cache.sqlite")
+        stored, unanswered = len(cache), cache.unanswered()
+        cache.close()
+        assert stored >= 3 and 1 <= unanswered <= 4
+
+        proxy.on_request = None
+        process = start_server_cli(small_corpus, out, proxy.base_url)
+        resumed_log, _ = process.communicate(timeout=600)
+        assert process.returncode == 0, resumed_log
+        cache = ResponseCache(out / ".work" / "llm_cache.sqlite")
+        needed, pending = len(cache), cache.unanswered()
+        cache.close()
+        # every stored answer was used, never bought again; only the calls in flight at the kill were repeated
+        assert pending == 0 and account_total(out, "calls") == needed - stored
+        assert account_total(out, "repeated") == unanswered
+        # the server may have answered some of those after the client died: those are all it answered twice
+        assert sum(proxy.answered.values()) - needed == sum(n - 1 for n in proxy.answered.values()) <= unanswered
+        manifest = json.loads((out / "cocktail.json").read_text())
+        assert [sum(manifest["sources"][s]["outcomes"].values()) for s in ("x", "y")] == [6, 6]
+        assert f"Bearer {SECRET}" in proxy.authorization
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in log + resumed_log

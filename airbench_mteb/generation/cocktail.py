@@ -46,6 +46,7 @@ from airbench_mteb.data.retrieval_data import Document, Qrels, read_corpus_jsonl
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import Completion, LLMParams, Messages
 from airbench_mteb.generation.llm.client import LLMClient, ParseError
+from airbench_mteb.generation.llm.credentials import refuse_credentials
 from airbench_mteb.generation.store import Journal
 
 HUMAN = "human"
@@ -169,6 +170,8 @@ def parse_llm_spec(values: Sequence[str], *, backend: str, model: str | None, ba
         settings["temperature"] = float(settings["temperature"])
     except ValueError:
         raise GenerationError(f"--llm {name}: temperature must be a number, got {settings['temperature']!r}") from None
+    if settings["base_url"]:
+        refuse_credentials(settings["base_url"])  # the spec is journaled and published
     return LLMSource(name=name, **settings)
 
 
@@ -425,6 +428,7 @@ class CocktailRun:
             "generator": "airbench-mteb generate cocktail",
             "input": str(self.data.folder), "reference": HUMAN,
             "sources": {s.name: {**asdict(s), "model": s.model or self.clients[s.name].backend.model,
+                                 "llm": dict(self.clients[s.name].backend.identity),
                                  "outcomes": dict(outcomes[s.name]), "flags": dict(flags[s.name])}
                         for s in c.sources},
             "sampling": {**c.sampling(), "documents": self.sample.stats,
@@ -436,12 +440,19 @@ class CocktailRun:
         write_card(self.out / "README.md", manifest)
         return manifest
 
+    def _check_llms(self, clients: Mapping[str, LLMClient]) -> None:
+        """A source's rewrites come from one LLM: same endpoint, served model and model file as journaled."""
+        for source in self.config.sources:
+            self.journal.pin("llm", source.name, dict(clients[source.name].backend.identity),
+                             f"source {source.name!r} was made by another LLM; give the new LLM another name")
+
     async def run(self, clients: Mapping[str, LLMClient], concurrency: int = 4) -> dict[str, Any]:
         """Rewrite what the journal lacks and write the folder; ``clients`` maps source names to LLM clients
         (sources with one endpoint share one), ``concurrency`` is each client's limit of calls in flight."""
         missing = [s.name for s in self.config.sources if s.name not in clients]
         if missing:
             raise GenerationError(f"no LLM client for sources {missing}")
+        self._check_llms(clients)
         self.clients = clients
         await self._rewrite_all(concurrency)
         return self._write()

@@ -69,5 +69,15 @@ class Journal:
             self._records[(kind, key)] = record
         return record
 
+    def pin(self, kind: str, key: str, value: Any, refusal: str) -> None:
+        """Record ``value`` the first time; later, a different value raises GenerationError(``refusal``).
+
+        For what a resumed run must not change, such as the identity of the LLM that made its records."""
+        known = self.get(kind, key)
+        if known is None:
+            self.put(kind, key, value=value)
+        elif known["value"] != value:
+            raise GenerationError(f"{self.path}: {refusal} (recorded: {known['value']}; now: {value})")
+
     def close(self) -> None:
         self._handle.close()

@@ -141,6 +141,8 @@ class AirBenchPipeline:
         elif run["fingerprint"] != config.fingerprint():
             raise GenerationError(f"{self.journal.path} belongs to a run with other settings; use another --out "
                                   f"or the same settings to resume it")
+        self.journal.pin("llm", "identity", dict(client.backend.identity),
+                         "this run was made by another LLM; use another --out, or the same LLM to resume it")
 
     async def _candidates(self, corpus: PreparedCorpus) -> list[dict[str, Any]]:
         rows = plan_items(self.config, corpus)

@@ -8,7 +8,8 @@ from airbench_mteb.generation.llm.base import (
            TransientLLMError,
 )
 from airbench_mteb.generation.llm.cache import ResponseCache
-from airbench_mteb.generation.llm.client import LLMClient, Parsed, ParseError, redact
+from airbench_mteb.generation.llm.client import LLMClient, Parsed, ParseError
+from airbench_mteb.generation.llm.credentials import redact
 from airbench_mteb.generation.llm.factory import make_backend
 
 __all__ = ["Account", "Backend", "Completion", "LLMClient", "LLMParams", "ParseError", "Parsed", "ResponseCache",

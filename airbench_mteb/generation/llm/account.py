@@ -1,4 +1,4 @@
-"""Per-run account of LLM use: calls, cache hits, tokens, cost, retries and dropped outputs by reason."""
+"""Per-run account of LLM use: calls, cache hits, repeated calls, tokens, cost, retries and dropped outputs."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ class Account:
     price_out: float = 0.0
     calls: int = 0
     cache_hits: int = 0
+    # calls sent again because an earlier run sent them and was stopped before their answers arrived
+    repeated: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     retries: Counter[str] = field(default_factory=Counter)
@@ -33,11 +35,12 @@ class Account:
 
     def summary(self) -> str:
         """One line for the console at the end of a run."""
-        return (f"{self.calls} calls, {self.cache_hits} cached, {self.tokens_in}+{self.tokens_out} tokens, "
-                f"cost {round(self.cost, 6)}")
+        return (f"{self.calls} calls ({self.repeated} repeating unanswered calls of an earlier run), "
+                f"{self.cache_hits} cached, {self.tokens_in}+{self.tokens_out} tokens, cost {round(self.cost, 6)}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "cache_hits": self.cache_hits, "tokens_in": self.tokens_in,
+        return {"calls": self.calls, "cache_hits": self.cache_hits, "repeated": self.repeated,
+                "tokens_in": self.tokens_in,
                 "tokens_out": self.tokens_out, "cost": round(self.cost, 6),
                 "price_per_million_tokens": {"in": self.price_in, "out": self.price_out},
                 "retries": dict(self.retries), "parse_failures": dict(self.parse_failures),

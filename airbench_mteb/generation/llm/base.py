@@ -56,10 +56,16 @@ class TransientLLMError(Exception):
 
 
 class Backend(Protocol):
-    """An LLM that completes chat messages. ``kind`` and ``model`` name it in cache keys and cards."""
+    """An LLM that completes chat messages. ``kind`` and ``model`` name it in cards and accounts;
+    ``identity`` is what decides its answers besides the call itself (the response-cache key): the
+    endpoint without credentials, the served model name, the model file's hash when it is local."""
 
     kind: str
     model: str
+
+    @property
+    def identity(self) -> dict[str, str]:
+        ...
 
     async def complete(self, messages: Messages, params: LLMParams) -> Completion:
         """One completion. Raise TransientLLMError for failures a retry may fix."""

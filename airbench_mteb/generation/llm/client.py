@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -20,7 +19,7 @@ from airbench_mteb.generation.llm.base import (
     TransientLLMError,
 )
 from airbench_mteb.generation.llm.cache import ResponseCache, cache_key
-from airbench_mteb.generation.llm.openai_backend import API_KEY_VARIABLES
+from airbench_mteb.generation.llm.credentials import redact
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -43,15 +42,6 @@ class Parsed(Generic[T]):
         return self.value is not None
 
 
-def redact(text: str) -> str:
-    """Remove any configured API key from text that may be logged or recorded."""
-    for name in API_KEY_VARIABLES:
-        secret = os.environ.get(name)
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "[redacted]")
-    return text
-
-
 class LLMClient:
     """Cached, retried, accounted LLM calls with at most ``concurrency`` in flight."""
 
@@ -68,25 +58,40 @@ class LLMClient:
         self.parse_attempts = parse_attempts
         self.account = account or Account()
         self._slots = asyncio.Semaphore(concurrency)
+        self._in_flight: dict[str, asyncio.Task[Completion]] = {}
 
     async def complete(self, messages: Messages, params: LLMParams, stage: str = "llm") -> Completion:
-        """One completion: from the cache if this exact call was made before, else from the backend."""
-        key = cache_key(self.backend.kind, self.backend.model, messages, params)
+        """One completion: from the cache if this exact call was answered before, shared with an identical
+        call in flight, else from the backend."""
+        key = cache_key(self.backend.identity, messages, params)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self.account.cache_hits += 1
                 return hit
-        completion = await self._call_with_retries(messages, params, stage)
-        self.account.charge(stage, completion.tokens_in, completion.tokens_out)
+        call = self._in_flight.get(key)
+        if call is not None:
+            self.account.cache_hits += 1
+        else:
+            call = self._in_flight[key] = asyncio.ensure_future(self._buy(key, messages, params, stage))
+            call.add_done_callback(lambda _: self._in_flight.pop(key, None))
+        # shielded: a cancelled caller must not cancel a call others wait on, or lose an answer being paid for
+        return await asyncio.shield(call)
+
+    async def _buy(self, key: str, messages: Messages, params: LLMParams, stage: str) -> Completion:
+        completion = await self._call_with_retries(key, messages, params, stage)
         if self.cache is not None:
-            # written before anything else can run: once a call's answer exists, it is never bought twice
-            self.cache.put(key, self.backend.kind, self.backend.model, completion)
+            # stored (committed, fsync'd) before anything else runs: an answer that arrived is never bought again
+            self.cache.put(key, self.backend.identity, completion)
+        self.account.charge(stage, completion.tokens_in, completion.tokens_out)
         return completion
 
-    async def _call_with_retries(self, messages: Messages, params: LLMParams, stage: str) -> Completion:
+    async def _call_with_retries(self, key: str, messages: Messages, params: LLMParams, stage: str) -> Completion:
         for attempt in range(self.max_retries + 1):
             async with self._slots:
+                # marked when it really goes out, not while it waits for a slot
+                if attempt == 0 and self.cache is not None and self.cache.mark_sent(key, self.backend.identity):
+                    self.account.repeated += 1
                 try:
                     return await self.backend.complete(messages, params)
                 except TransientLLMError as error:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import threading
 from importlib import resources
 from pathlib import Path
@@ -24,6 +26,21 @@ def default_model_path() -> Path:
     return Path(str(path))
 
 
+def model_file_sha256(path: Path) -> str:
+    """The SHA-256 of a model file; hashed once per process for each (path, size, modification time)."""
+    status = path.stat()
+    return _file_sha256(str(path.resolve()), status.st_size, status.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class LlamaCppBackend:
     """A GGUF model run by ``llama_cpp.Llama`` in a worker thread (one call at a time: the model is not
     thread-safe, and one core per call is all the small default model can use)."""
@@ -40,6 +57,8 @@ class LlamaCppBackend:
         if not path.is_file():
             raise GenerationError(f"GGUF model file not found: {path}")
         self.model = path.name
+        # two files called model.gguf are two models: the answers are keyed by the file's content
+        self.identity = {"kind": self.kind, "model": path.name, "model_sha256": model_file_sha256(path)}
         self._llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                             verbose=False, logits_all=logprobs)
         # llama.cpp keeps logits of every prompt position only when asked (memory: n_ctx x vocabulary)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,13 +26,15 @@ def free_port() -> int:
 
 @contextmanager
 def llama_server(model: str | Path | None = None, alias: str = "smollm2", n_ctx: int = 2048,
-                 startup_timeout: float = 60.0) -> Iterator[str]:
-    """Start ``python -m llama_cpp.server`` on a free loopback port; yield its ``/v1`` base URL; stop it."""
+                 startup_timeout: float = 60.0, extra_args: Sequence[str] = ()) -> Iterator[str]:
+    """Start ``python -m llama_cpp.server`` on a free loopback port; yield its ``/v1`` base URL; stop it.
+
+    ``extra_args`` go to the server as they are (e.g. ``("--chat_format", "llama-2")``)."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model or default_model_path()),
          "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1",
-         "--n_threads_batch", "1", "--n_ctx", str(n_ctx), "--interrupt_requests", "False"],
+         "--n_threads_batch", "1", "--n_ctx", str(n_ctx), "--interrupt_requests", "False", *extra_args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/v1"
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from airbench_mteb.generation.errors import GenerationError
@@ -12,17 +11,10 @@ from airbench_mteb.generation.llm.base import (
     Messages,
     TransientLLMError,
 )
+from airbench_mteb.generation.llm.credentials import api_key_from_env, refuse_credentials
 
-API_KEY_VARIABLES = ("AIRBENCH_MTEB_LLM_API_KEY", "OPENAI_API_KEY")
 # how each server family takes a JSON schema; "none" relies on the prompt and the parser alone
 STRUCTURED_OUTPUT_MODES = ("json_object_schema", "json_schema", "guided_json", "none")
-
-
-def api_key_from_env() -> str:
-    for name in API_KEY_VARIABLES:
-        if os.environ.get(name):
-            return os.environ[name]
-    return "no-key"  # local servers ignore the key, the client insists on one
 
 
 class OpenAICompatibleBackend:
@@ -41,12 +33,15 @@ class OpenAICompatibleBackend:
         if structured_output not in STRUCTURED_OUTPUT_MODES:
             raise GenerationError(f"structured_output must be one of {STRUCTURED_OUTPUT_MODES}, got {structured_output!r}")
         self.model = model
-        self.base_url = base_url
         self.structured_output = structured_output
         self._openai = openai
         # retries belong to the LLMClient (counted there), not to the openai package
         self._client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key_from_env(), timeout=timeout,
                                           max_retries=0)
+        # the endpoint actually used (the openai package falls back to OPENAI_BASE_URL, then its default)
+        self.endpoint = str(self._client.base_url).rstrip("/")
+        refuse_credentials(self.endpoint)
+        self.identity = {"kind": self.kind, "endpoint": self.endpoint, "model": model}
 
     def _schema_arguments(self, schema: dict[str, Any] | None) -> dict[str, Any]:
         if schema is None or self.structured_output == "none":
@@ -76,7 +71,7 @@ class OpenAICompatibleBackend:
         except openai.APIStatusError as error:
             if error.status_code >= 500:
                 raise TransientLLMError(f"http_{error.status_code}") from None
-            raise GenerationError(f"{self.base_url or 'OpenAI'} rejected the request with HTTP "
+            raise GenerationError(f"{self.endpoint} rejected the request with HTTP "
                                   f"{error.status_code} (model {self.model})") from None
         if not response.choices:
             raise TransientLLMError("empty_response")
