@@ -26,7 +26,7 @@ class TimedBackend:
     """Records when each backend call was in flight."""
 
     def __init__(self, inner: Backend) -> None:
-        self.inner, self.kind, self.model = inner, inner.kind, inner.model
+        self.inner, self.kind, self.model, self.identity = inner, inner.kind, inner.model, inner.identity
         self.intervals: list[tuple[float, float]] = []
 
     async def complete(self, messages: Messages, params: LLMParams) -> Completion:
