@@ -216,3 +216,29 @@ def test_rerun_encodes_only_the_chunks_that_never_reached_the_cache(
     assert code == 0
     assert f"{DOCUMENTS} documents, {lost_rows} encoded" in capsys.readouterr().out
     assert _stored_rows(partial) == DISTINCT_DOCUMENTS
+
+
+def test_corpora_travel_as_arrow_files_or_through_the_object_store(ray_head: tuple[str, int], use_mirror: Path) -> None:
+    import ray
+    from datasets import Dataset
+
+    from airbench_mteb.distributed.corpora import CorpusSource, corpus_sources
+
+    task = mteb.get_task(TASKS[0])
+    task.load_data()
+    on_disk = task.dataset["default"]["dev"]["corpus"]
+    in_memory = Dataset.from_dict({"id": ["a", "b"], "title": ["T", ""], "text": ["first text", "second text"]})
+    ray.init(address=ray_head[0])
+    try:
+        (source,) = corpus_sources([task])  # dev and test share the corpus: sent once
+        assert source.arrow_files and source.table is None and source.hf_split == "dev"
+        assert source.open()["text"] == on_disk["text"]
+        shuffled = on_disk.select([2, 0, 1])
+        task.dataset["default"]["test"]["corpus"] = shuffled  # not what its file holds: goes by value
+        _, by_value = corpus_sources([task])
+        assert not by_value.arrow_files and by_value.open()["id"] == shuffled["id"]
+        kept = CorpusSource(task.metadata, "default", "dev", 2, table=ray.put(in_memory.with_format("arrow")[:]),
+                            features=in_memory.features)
+        assert kept.open().to_dict() == in_memory.to_dict()
+    finally:
+        ray.shutdown()
