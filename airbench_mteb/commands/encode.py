@@ -8,16 +8,24 @@ from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir, re
 
 
 def _encode(args: argparse.Namespace) -> int:
+    import importlib.util
+
     import mteb
 
     from airbench_mteb.distributed import encode_corpora
 
+    if importlib.util.find_spec("ray") is None:
+        raise SystemExit("airbench-mteb encode: needs Ray: pip install 'airbench-mteb[distributed]'")
+
     apply_data_dir(args)
     model = resolve_model_argument(args.model)
-    if args.benchmarks:
-        tasks = [task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks]
-    else:
-        tasks = list(mteb.get_tasks(tasks=args.tasks))
+    try:
+        if args.benchmarks:
+            tasks = [task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks]
+        else:
+            tasks = list(mteb.get_tasks(tasks=args.tasks))
+    except KeyError as error:  # an unknown name; mteb's message suggests close ones
+        raise SystemExit(f"airbench-mteb encode: {error.args[0]}") from None
     summary = encode_corpora(model, tasks, ray_address=args.ray_address, num_workers=args.num_workers,
                              gpus_per_worker=args.gpus_per_worker, batch_size=args.batch_size,
                              rows_per_block=args.rows_per_block)
