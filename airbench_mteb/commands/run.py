@@ -33,15 +33,34 @@ def resolve_model_argument(model: str) -> str:
     return model
 
 
+def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> str:
+    """``reranker`` over the first stage saved in ``previous_results``, registered under both models' name."""
+    import mteb
+
+    from airbench_mteb.models.rerankers import reranked_model_meta
+
+    meta = reranked_model_meta(mteb.get_model_meta(reranker), previous_results, top_k)
+    register_models([meta])
+    return str(meta.name)
+
+
 def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
+    from airbench_mteb.models.rerankers import RERANK_TOP_K
+
     add_mteb_cli_commands(subparsers)
     run_parser = subparsers.choices["run"]
     add_data_dir_argument(run_parser)
+    run_parser.add_argument("--previous-results", type=Path, default=None,
+                            help="re-rank: the first stage's --prediction-folder; -m is then the reranker")
+    run_parser.add_argument("--rerank-top-k", type=int, default=RERANK_TOP_K,
+                            help=f"candidates per query taken from --previous-results (default {RERANK_TOP_K})")
     mteb_run = run_parser.get_default("func")
 
     def run(args: argparse.Namespace) -> int:
         apply_data_dir(args)
         args.model = resolve_model_argument(args.model)
+        if args.previous_results is not None:
+            args.model = rerank_model_argument(args.model, args.previous_results, args.rerank_top_k)
         mteb_run(args)
         return 0
 

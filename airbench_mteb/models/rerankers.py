@@ -12,6 +12,7 @@ search (given candidates are kept).
 
 from __future__ import annotations
 
+import atexit
 import logging
 from functools import partial
 from pathlib import Path
@@ -29,7 +30,6 @@ from mteb.models import (
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.predictions import Predictions, one_model, predictions_path, read_prediction_folder, read_predictions
-from airbench_mteb.metrics.retrieval import ranking
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -66,6 +66,8 @@ def as_search_model(model: Any) -> SearchProtocol:
 
 def candidates(run: dict[str, dict[str, float]], top_k: int) -> dict[str, list[str]]:
     """The best ``top_k`` documents per query, in the first stage's order (ties as trec_eval orders them)."""
+    from airbench_mteb.metrics.retrieval import ranking  # pytrec_eval: not needed to register the models
+
     return {qid: ranking(docs)[:top_k] for qid, docs in run.items()}
 
 
@@ -175,6 +177,7 @@ class LLMYesNoReranker:
         warn_cpu_only("the llama.cpp reranker", device)
         path = model_path or str(default_reranker_gguf())
         self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False)
+        atexit.register(self.llm.close)  # before interpreter teardown, when llama.cpp's own __del__ fails noisily
         self.document_chars = document_chars
         template = self.llm.metadata.get("tokenizer.chat_template")
         token_text = self.llm._model.token_get_text
