@@ -16,7 +16,8 @@ Peak RSS is the process's high-water mark (VmHWM) minus its RSS right after ``im
 includes the pages of memory-mapped files the step touched (corpus, embedding-cache shards: the kernel
 can drop those). "Private" is the peak of RssAnon (sampled every 20 ms) above its value after
 ``import mteb``: heap and other memory that is not a mapped file. Run:
-``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--keep DIR]``. The last lines are the
+``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--keep DIR] [--no-ray]``; unless
+``--no-ray``, it ends with ``bench_ray_encode.py``'s figure (one Ray worker against two). The last lines are the
 headline figures as ``name=value``.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -190,7 +192,8 @@ def measure(step: str, mirror: Path, work: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--keep", type=Path, default=None, help="build the mirrors here and keep them")
+    parser.add_argument("--keep", type=Path, default=None, help="build the mirrors here and keep them (reused by a later run)")
+    parser.add_argument("--no-ray", action="store_true", help="skip the Ray figure (bench_ray_encode.py, ~4 min)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -201,11 +204,15 @@ def main() -> None:
         root = args.keep or Path(tmp)
         for size in args.sizes:
             mirror, work = root / f"mirror-{size}", root / f"work-{size}"
-            work.mkdir(parents=True, exist_ok=True)
             started = time.perf_counter()
-            write_mirror(mirror, size)
+            if not (mirror / "complete").is_file():  # a kept mirror is reused
+                shutil.rmtree(mirror, ignore_errors=True)
+                write_mirror(mirror, size)
+                (mirror / "complete").touch()
+            shutil.rmtree(work, ignore_errors=True)  # every step starts from empty caches
+            work.mkdir(parents=True)
             corpus_mb = sum(p.stat().st_size for p in mirror.rglob("corpus_*.jsonl")) / 1e6
-            print(f"{size:,} documents: mirror written in {time.perf_counter() - started:.1f} s "
+            print(f"{size:,} documents: mirror ready in {time.perf_counter() - started:.1f} s "
                   f"({corpus_mb:.0f} MB of JSON lines)", flush=True)
             figures[size] = {}
             for step in ("load", "load", "bm25", "dense"):
@@ -234,6 +241,10 @@ def main() -> None:
     if growth:
         print(f"time_per_1k_docs_growth_100k_to_1m={growth['load']:.2f}")
     print(f"load_rss_mb_per_1m_docs={rss('load'):.0f}")
+    if not args.no_ray:  # one worker against two on this machine, measured by its own benchmark
+        ray_run = subprocess.run([sys.executable, str(Path(__file__).with_name("bench_ray_encode.py"))],
+                                 check=True, capture_output=True, text=True)
+        print(ray_run.stdout.strip().splitlines()[-1])
 
 if __name__ == "__main__":
     main()
