@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.demo",
     "airbench_mteb.commands.encode",
     "airbench_mteb.commands.submission",
+    "airbench_mteb.commands.stats",
 )
 
 

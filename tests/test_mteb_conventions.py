@@ -3,7 +3,10 @@
 Checked here: task metadata validation and completeness, no remote code, a simplified task type,
 prompts, canonical BibTeX (bibtexparser 1.x, 2-space indent, trailing commas: the form MTEB's
 citation test expects), unique names, and one BibTeX id per paper across the plugin and MTEB.
-Not checked: the descriptive statistics MTEB's metadata test also asks for (another issue's).
+Descriptive statistics and ``n_samples`` (also asked for by MTEB's metadata test) are checked for the
+tasks whose statistics the plugin has without a download or a build: AIR-Bench's (its catalog's
+sizes) and the co*cktail datasets shipped with the package; IRSC's are computed into a build
+(tests/test_listing_and_statistics.py).
 """
 
 from __future__ import annotations
@@ -53,6 +56,23 @@ def test_task_metadata_is_valid_and_filled(task_class: type[AbsTask]) -> None:
     assert isinstance(metadata.simplified_task_type, str)
     assert not isinstance(metadata.prompt, dict) or issubclass(task_class, AbsTaskRetrieval)
     assert metadata.superseded_by is None or metadata.superseded_by in _registered_task_names()
+
+
+SHIPPED_STATISTICS = {"CocktailNFCorpus", "CocktailNQUTD"}
+WITH_STATISTICS = [c for c in TASKS if c.__module__.endswith(".airbench") or c.metadata.name in SHIPPED_STATISTICS]
+
+
+def test_statistics_are_shipped_for_the_cocktail_datasets_at_hand() -> None:
+    assert SHIPPED_STATISTICS <= {c.metadata.name for c in WITH_STATISTICS}
+    assert len(WITH_STATISTICS) >= 97 + len(SHIPPED_STATISTICS)
+
+
+@pytest.mark.parametrize("task_class", WITH_STATISTICS, ids=lambda c: c.metadata.name)
+def test_descriptive_statistics_give_n_samples_per_eval_split(task_class: type[AbsTask]) -> None:
+    metadata = task_class.metadata
+    assert metadata.descriptive_stats is not None
+    assert set(metadata.n_samples) == set(metadata.eval_splits)
+    assert all(count > 0 for count in metadata.n_samples.values())
 
 
 def _registered_task_names() -> set[str]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
+from typing import Any
 
-from mteb import Benchmark, TaskMetadata
+from mteb import Benchmark
 
 from airbench_mteb.catalog import AirBenchEntry, airbench_entries
 from airbench_mteb.data import data_dir
@@ -13,6 +14,7 @@ from airbench_mteb.data.airbench_source import load_corpus, load_split, split_fi
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.tasks.base import PluginRetrievalTask
+from airbench_mteb.tasks.statistics import PluginTaskMetadata, sizes_only
 
 # One line per field, as MTEB's citation test wants (bibtexparser 1.x form); a trailing \ joins long ones.
 AIRBENCH_CITATION = """
@@ -69,6 +71,12 @@ def _gating_note(entry: AirBenchEntry) -> str:
             "rankings are packaged for the AIR-Bench leaderboard (airbench-mteb package-submission).")
 
 
+def catalog_statistics(entry: AirBenchEntry) -> dict[str, Any]:
+    """What the catalog knows of each split: corpus and query counts, positive labels (MTEB counts relevance > 0)."""
+    positives = {split: labels["pos_num"] for split, labels in entry.labels.items()}
+    return sizes_only(entry.size["corpus"], entry.size["queries"], positives)
+
+
 def _class_name(entry: AirBenchEntry) -> str:
     return "AIRBench" + "".join(ch if ch.isalnum() else "_" for ch in entry.task_name.removeprefix("AIR-Bench_"))
 
@@ -80,7 +88,7 @@ def make_task_class(entry: AirBenchEntry) -> type[AirBenchTask]:
     corpus, queries and dev qrels are open. Gated test qrels do not make the task private; they
     decide whether the test split is scored or closed-book (``data.airbench_source.qrels_available``).
     """
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(
         name=entry.task_name,
         description=_description(entry),
         reference="https://github.com/AIR-Bench/AIR-Bench",
@@ -100,7 +108,7 @@ def make_task_class(entry: AirBenchEntry) -> type[AirBenchTask]:
         sample_creation="LM-generated and verified",
         bibtex_citation=AIRBENCH_CITATION,
         is_public=True,
-    )
+    ).with_statistics(known=partial(catalog_statistics, entry))
     cls = type(_class_name(entry), (AirBenchTask,), {"metadata": metadata, "entry": entry, "__module__": __name__})
     cls.__doc__ = metadata.description
     return cls

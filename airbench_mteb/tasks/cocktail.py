@@ -50,6 +50,7 @@ from airbench_mteb.data.cocktail_source import (
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.source_bias import source_bias_scores
 from airbench_mteb.tasks.base import PluginRetrievalTask
+from airbench_mteb.tasks.statistics import PluginTaskMetadata
 
 TITLES_ENV = "AIRBENCH_MTEB_KEEP_TITLES"
 COCKTAIL_REFERENCE = "https://aclanthology.org/2024.findings-acl.421"
@@ -144,7 +145,7 @@ def _description(entry: CocktailEntry) -> str:
 def make_task_class(entry: CocktailEntry) -> type[CocktailTask]:
     """Build the task class of one catalog entry (a real, importable class)."""
     labels = [label for label, _ in entry.sources]
-    metadata = TaskMetadata(
+    metadata = PluginTaskMetadata(  # statistics shipped in the package: the published data never change
         name=entry.task_name,
         description=_description(entry),
         reference=COCKTAIL_REFERENCE,

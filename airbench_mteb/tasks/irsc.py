@@ -13,13 +13,14 @@ Data: ``<data dir>/irsc`` as written by ``airbench-mteb build-irsc`` (layout in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mteb import Benchmark, TaskMetadata
+from mteb import Benchmark
 
 from airbench_mteb.data import DATA_DIR_ENV, data_dir
 from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
@@ -28,6 +29,7 @@ from airbench_mteb.data.qrels import read_qrels_tsv
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 from airbench_mteb.generation.irsc import SETTINGS, corpus_languages, irsc_catalog
 from airbench_mteb.tasks.base import PluginRetrievalTask
+from airbench_mteb.tasks.statistics import SHIPPED_STATS, PluginTaskMetadata
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +130,21 @@ class IRSCTask(PluginRetrievalTask):
         return data.validate()
 
 
-def _metadata(entry: dict) -> TaskMetadata:
-    return TaskMetadata(
+def build_stats_folder() -> Path:
+    """Statistics of the current build: ``<build>/descriptive_stats/<manifest hash>``, so a rebuild has its own.
+
+    Without a build, the shipped folder (which holds no IRSC file: statistics are then unknown).
+    """
+    try:
+        root = irsc_root()
+    except DatasetError:
+        return SHIPPED_STATS
+    digest = hashlib.sha256((root / "manifest.json").read_bytes()).hexdigest()[:16]
+    return root / "descriptive_stats" / digest
+
+
+def _metadata(entry: dict) -> PluginTaskMetadata:
+    return PluginTaskMetadata(
         name=entry["name"],
         description=(f"IRSC {entry['label']} -> paragraph: the query is {entry['description']}; every setting "
                      "searches one unified corpus of all paragraphs of its language(s), shared by the five IRSC "
@@ -151,7 +166,7 @@ def _metadata(entry: dict) -> TaskMetadata:
         dialect=[],
         sample_creation="found",
         bibtex_citation=IRSC_CITATION,
-    )
+    ).with_statistics(folder=build_stats_folder)
 
 
 def make_task_class(entry: dict) -> type[IRSCTask]:

@@ -1,0 +1,86 @@
+"""MTEB descriptive statistics for plugin tasks, kept where the plugin can write and ship them.
+
+MTEB reads ``metadata.descriptive_stats`` (and ``n_samples``) from ``metadata.descriptive_stat_path``,
+which for its own tasks is a file inside the ``mteb`` package; ``calculate_descriptive_statistics``
+writes there too. Plugin tasks use :class:`PluginTaskMetadata`, whose path is chosen per family:
+
+* data with a fixed identity (co*cktail's published data, AIR-Bench's pinned hub revisions): a file
+  shipped in ``airbench_mteb/descriptive_stats/<type>/<name>.json``, as MTEB ships its own;
+* data built locally (IRSC): a cache inside the build, under the hash of the build's manifest, so a
+  rebuild never shows the statistics of the previous build.
+
+Where no file exists, a task may still know its sizes (AIR-Bench's catalog has them): those are the
+statistics until computed ones replace them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from mteb import AbsTask, TaskMetadata
+from mteb.types.statistics import DescriptiveStatistics
+from pydantic import PrivateAttr
+
+logger = logging.getLogger(__name__)
+
+SHIPPED_STATS = Path(__file__).resolve().parent.parent / "descriptive_stats"
+
+StatsFolder = Callable[[], Path]
+KnownStats = Callable[[], "dict[str, DescriptiveStatistics] | None"]
+
+
+class PluginTaskMetadata(TaskMetadata):
+    """``TaskMetadata`` whose descriptive statistics live in a plugin folder instead of mteb's package.
+
+    Set the folder (and any statistics known without the data) with :meth:`with_statistics`; both are
+    functions, called at each lookup, because where the data are can change after the class is made.
+    """
+
+    _stats_folder: StatsFolder | None = PrivateAttr(default=None)  # None: the shipped folder
+    _known_stats: KnownStats | None = PrivateAttr(default=None)
+
+    def with_statistics(self, folder: StatsFolder | None = None, known: KnownStats | None = None) -> PluginTaskMetadata:
+        self._stats_folder = folder
+        self._known_stats = known
+        return self
+
+    @property
+    def descriptive_stat_path(self) -> Path:
+        folder = SHIPPED_STATS if self._stats_folder is None else self._stats_folder()
+        return folder / str(self.type) / f"{self.name}.json"
+
+    @property
+    def descriptive_stats(self) -> dict[str, DescriptiveStatistics] | None:
+        computed = super().descriptive_stats
+        if computed is not None or self._known_stats is None:
+            return computed
+        return self._known_stats()
+
+
+def compute_descriptive_statistics(tasks: Iterable[AbsTask], num_proc: int | None = None) -> dict[str, Path]:
+    """Compute each task's statistics with MTEB's ``calculate_descriptive_statistics`` (loading its data).
+
+    Returns the file written per task name. A task whose data are not at hand raises the loader's
+    ``DatasetError``, which names what is missing.
+    """
+    written = {}
+    for task in tasks:
+        evaluated = list(task.hf_subsets)
+        if evaluated != list(task.metadata.hf_subsets):
+            # MTEB walks every declared subset; a partial build (IRSC offline) has data for these only
+            langs = task.metadata.hf_subsets_to_langscripts
+            task.metadata = task.metadata.model_copy(update={"eval_langs": {s: langs[s] for s in evaluated}})
+        task.calculate_descriptive_statistics(overwrite_results=True, num_proc=num_proc)
+        written[task.metadata.name] = task.metadata.descriptive_stat_path
+        logger.info("%s: descriptive statistics written to %s", task.metadata.name, written[task.metadata.name])
+    return written
+
+
+def sizes_only(num_documents: int, queries: dict[str, int], relevant: dict[str, int]) -> dict[str, Any]:
+    """Split statistics from sizes alone (MTEB's retrieval keys that sizes determine), per split."""
+    return {split: {"num_samples": num_documents + count, "num_documents": num_documents, "num_queries": count,
+                    "relevant_docs_statistics": {"num_relevant_docs": relevant[split]} if split in relevant else None}
+            for split, count in queries.items()}

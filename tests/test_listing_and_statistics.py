@@ -1,0 +1,129 @@
+"""MTEB conventions users rely on: AIR-Bench listed by the default filters, descriptive statistics filled."""
+
+from __future__ import annotations
+
+import csv
+import json
+from itertools import islice
+from pathlib import Path
+
+import mteb
+import pytest
+
+from airbench_mteb.catalog import airbench_entries
+from airbench_mteb.cli import main
+from airbench_mteb.generation.irsc import BuildConfig, build_irsc
+from airbench_mteb.generation.irsc_sources import peoples_daily_records, wikipedia_sample_records
+from airbench_mteb.tasks.statistics import SHIPPED_STATS
+
+COCKTAIL_DATA = Path("/work/shared/data/cocktail")
+SHIPPED_COCKTAIL = {"CocktailNFCorpus": "nfcorpus", "CocktailNQUTD": "nq-utd"}
+LLM_CORPUS = "llama-2-7b-chat-tmp0.2"
+
+
+# --- listing ---------------------------------------------------------------------------------------
+
+def test_default_filters_list_airbench_legal_tasks() -> None:
+    listed = {t.metadata.name for t in mteb.get_tasks(domains=["Legal"], languages=["eng"])}
+    legal_english = {e.task_name for e in airbench_entries() if "Legal" in e.mteb_domains and e.eval_lang == "eng-Latn"}
+    assert len(legal_english) == 10  # law_en: QA and four lex_files Long-Doc datasets, in 24.04 and 24.05
+    assert legal_english <= listed
+
+
+def test_every_airbench_task_is_found_by_type_and_language_without_exclude_private() -> None:
+    listed = {t.metadata.name for t in mteb.get_tasks(task_types=["Retrieval"])}
+    assert {e.task_name for e in airbench_entries()} <= listed
+
+
+def test_gated_test_split_stays_selectable_and_says_what_it_needs() -> None:
+    [task] = mteb.get_tasks(tasks=["AIR-Bench_24.05_qa_law_en"], eval_splits=["test"])
+    assert list(task.eval_splits) == ["test"]
+    assert "HF_TOKEN" in task.metadata.description and "leaderboard" in task.metadata.description
+    dev_only = mteb.get_task("AIR-Bench_24.05_qa_msmarco_en")  # no gated split: nothing to explain
+    assert "HF_TOKEN" not in dev_only.metadata.description
+
+
+# --- statistics --------------------------------------------------------------------------------------
+
+def _qrels_rows(path: Path) -> list[list[str]]:
+    rows = list(csv.reader(path.open(encoding="utf-8"), delimiter="\t"))
+    return rows[1:] if rows and rows[0][0] == "query-id" else rows
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.open(encoding="utf-8")]
+
+
+@pytest.mark.parametrize(("task_name", "folder"), SHIPPED_COCKTAIL.items())
+def test_shipped_cocktail_statistics_match_the_files(task_name: str, folder: str) -> None:
+    metadata = mteb.get_task(task_name).metadata
+    assert metadata.descriptive_stat_path == SHIPPED_STATS / "Retrieval" / f"{task_name}.json"
+    stats = metadata.descriptive_stats
+    assert set(stats) == set(metadata.eval_splits)
+    root = COCKTAIL_DATA / folder
+    queries = {row["_id"]: row["text"] for row in _jsonl(root / "queries.jsonl")}
+    # a document as the model reads it: titles dropped (as evaluated), then stripped (as MTEB joins title and text)
+    human = [row["text"].strip() for row in _jsonl(root / "corpus" / "human.jsonl")]
+    llm = [row["text"].strip() for row in _jsonl(root / "corpus" / f"{LLM_CORPUS}.jsonl")]
+    for split in metadata.eval_splits:
+        rows = _qrels_rows(root / "qrels" / f"{split}.tsv")
+        qids = {qid for qid, _, _ in rows}
+        positives = sum(int(score) != 0 for _, _, score in rows)
+        subsets = stats[split]["hf_subset_descriptive_stats"]
+        for subset, texts, copies in (("human", human, 1), ("llm", llm, 1), ("mixed", human + llm, 2)):
+            got = subsets[subset]
+            assert got["num_documents"] == len(texts)
+            assert got["num_queries"] == len(qids)
+            assert got["num_samples"] == len(texts) + len(qids)
+            assert got["documents_text_statistics"]["total_text_length"] == sum(map(len, texts))
+            assert got["queries_text_statistics"]["total_text_length"] == sum(len(queries[q]) for q in qids)
+            assert got["relevant_docs_statistics"]["num_relevant_docs"] == copies * positives
+        assert metadata.n_samples[split] == stats[split]["num_samples"]
+
+
+def test_airbench_statistics_are_the_catalogs_sizes() -> None:
+    for entry in airbench_entries():
+        metadata = mteb.get_task(entry.task_name).metadata
+        assert set(metadata.n_samples) == set(metadata.eval_splits)
+        for split in metadata.eval_splits:
+            stats = metadata.descriptive_stats[split]
+            assert stats["num_documents"] == entry.size["corpus"]
+            assert metadata.n_samples[split] == entry.size["corpus"] + entry.size["queries"][split]
+            assert stats["relevant_docs_statistics"]["num_relevant_docs"] == entry.labels[split]["pos_num"]
+
+
+def _irsc_counts(root: Path, setting: str, query_type: str) -> tuple[int, int]:
+    """(documents, queries) of one built IRSC subset, read from the build's files."""
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    documents = sum(len(_jsonl(root / "corpus" / f"{lang}.jsonl")) for lang in manifest["settings"][setting]["corpus"])
+    return documents, len(_jsonl(root / setting / query_type / "queries.jsonl"))
+
+
+def test_irsc_statistics_are_computed_into_the_build_and_follow_a_rebuild(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # the head of the shipped offline sources: real text, enough for the offline build's three tasks
+    records = [*islice(wikipedia_sample_records(), 400), *islice(peoples_daily_records(), 400)]
+    build_irsc(records, tmp_path, BuildConfig(per_task=6, corpus_limit=20, seed=7))
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(tmp_path))
+    assert mteb.get_task("IRSCPartRetrieval").metadata.descriptive_stats is None
+
+    assert main(["stats", "-t", "IRSCPartRetrieval", "--data-dir", str(tmp_path)]) == 0
+    written = Path(capsys.readouterr().out.split(": ", 1)[1].strip())
+    assert written.is_relative_to(tmp_path / "irsc" / "descriptive_stats")
+    metadata = mteb.get_task("IRSCPartRetrieval").metadata
+    subsets = metadata.descriptive_stats["test"]["hf_subset_descriptive_stats"]
+    assert set(subsets) == {"en", "zh", "mixed"}  # the offline build's subsets of this task
+    for setting, got in subsets.items():
+        documents, queries = _irsc_counts(tmp_path / "irsc", setting, "part")
+        assert (got["num_documents"], got["num_queries"]) == (documents, queries)
+
+    build_irsc(records, tmp_path / "other", BuildConfig(per_task=6, corpus_limit=20, seed=8))
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(tmp_path / "other"))
+    assert mteb.get_task("IRSCPartRetrieval").metadata.descriptive_stats is None  # another build: not computed yet
+
+
+def test_stats_of_a_task_without_its_data_is_a_one_line_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", "-t", "IRSCQueryRetrieval", "--data-dir", str(tmp_path)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "build-irsc" in error
