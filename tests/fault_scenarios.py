@@ -74,7 +74,7 @@ def run_argv(mirror: Path, out: Path, save_predictions: bool = False) -> list[st
     """`run` of MiniLM on the mirror's task; predictions, when saved, land in ``out`` itself."""
     argv = ["run", "-m", MODEL, "-t", TASK, "--data-dir", str(mirror), "--output-folder", str(out),
             "--no-co2-tracker"]
-    return argv + ["--save_predictions"] if save_predictions else argv
+    return [*argv, "--save_predictions"] if save_predictions else argv
 
 
 def env_for(cache: Path) -> dict[str, str]:
@@ -367,17 +367,23 @@ def shared_storage(reference: RunReference, root: Path, figures: Figures) -> Non
     _run_check(reference, root, figures, "after the shared runs", cache, root / "out-after")
 
 
-def full_disk(reference: RunReference, root: Path, figures: Figures) -> None:
-    """The cache's disk fills up mid-run (the run goes on without it), then the results' disk (the run
-    fails without a half-written result); after space is freed a re-run scores like the reference."""
-    from tests.faults import grow, small_filesystem
+def cache_disk_full(reference: RunReference, root: Path, figures: Figures) -> None:
+    """The cache's disk fills up mid-run: the run goes on without the cache and scores the same."""
+    from tests.faults import small_filesystem
 
     with small_filesystem(root / "cache", "32k") as cache:  # 40 x 384 float32 vectors need 60 KiB
         _run_check(reference, root, figures, "cache disk full", cache, root / "out")
+
+
+def results_disk_full(reference: RunReference, root: Path, figures: Figures) -> None:
+    """The results' disk is full: the run fails without leaving a half-written result, and once space
+    is freed a re-run scores like the reference."""
+    from tests.faults import grow, small_filesystem
+
     with small_filesystem(root / "results", "4k") as out:
-        _run_check(reference, root, figures, "results disk full", root / "cache-2", out, expect_success=False)
+        _run_check(reference, root, figures, "results disk full", root / "cache", out, expect_success=False)
         grow(out, "4m")
-        _run_check(reference, root, figures, "results disk freed", root / "cache-2", out)
+        _run_check(reference, root, figures, "results disk freed", root / "cache", out)
 
 
 def read_only_storage(reference: RunReference, root: Path, figures: Figures) -> None:
@@ -516,6 +522,7 @@ class Suite:
         if refused:
             figures.notes.append(f"full-disk and read-only cases skipped: {refused}")
             return figures
-        full_disk(self.reference, root / "full", figures)
+        cache_disk_full(self.reference, root / "cache-full", figures)
         read_only_storage(self.reference, root / "read-only", figures)
+        results_disk_full(self.reference, root / "results-full", figures)
         return figures

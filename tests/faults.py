@@ -71,6 +71,9 @@ def run_forked(job: Callable[[], int], log_path: Path, *, env: Mapping[str, str]
             fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             os.dup2(fd, 1)
             os.dup2(fd, 2)
+            # under pytest sys.stdout/stderr are capture objects, not the file descriptors
+            sys.stdout = open(1, "w", buffering=1, closefd=False)
+            sys.stderr = open(2, "w", buffering=1, closefd=False)
             os.environ.update(env or {})
             if setup is not None:
                 setup()
