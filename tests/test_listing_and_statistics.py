@@ -110,6 +110,7 @@ def test_irsc_statistics_are_computed_into_the_build_and_follow_a_rebuild(
     assert main(["stats", "-t", "IRSCPartRetrieval", "--data-dir", str(tmp_path)]) == 0
     written = Path(capsys.readouterr().out.split(": ", 1)[1].strip())
     assert written.is_relative_to(tmp_path / "irsc" / "descriptive_stats")
+    assert [p.name for p in written.parent.iterdir()] == ["IRSCPartRetrieval.json"]  # published whole, no scratch
     metadata = mteb.get_task("IRSCPartRetrieval").metadata
     subsets = metadata.descriptive_stats["test"]["hf_subset_descriptive_stats"]
     assert set(subsets) == {"en", "zh", "mixed"}  # the offline build's subsets of this task

@@ -15,14 +15,19 @@ statistics until computed ones replace them.
 
 from __future__ import annotations
 
+import json
 import logging
+import tempfile
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from mteb import AbsTask, TaskMetadata
 from mteb.types.statistics import DescriptiveStatistics
 from pydantic import PrivateAttr
+
+from airbench_mteb.data.files import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -68,14 +73,27 @@ def compute_descriptive_statistics(tasks: Iterable[AbsTask], num_proc: int | Non
     """
     written = {}
     for task in tasks:
+        metadata = task.metadata
+        target = metadata.descriptive_stat_path
+        update: dict[str, Any] = {}
         evaluated = list(task.hf_subsets)
-        if evaluated != list(task.metadata.hf_subsets):
+        if evaluated != list(metadata.hf_subsets):
             # MTEB walks every declared subset; a partial build (IRSC offline) has data for these only
-            langs = task.metadata.hf_subsets_to_langscripts
-            task.metadata = task.metadata.model_copy(update={"eval_langs": {s: langs[s] for s in evaluated}})
-        task.calculate_descriptive_statistics(overwrite_results=True, num_proc=num_proc)
-        written[task.metadata.name] = task.metadata.descriptive_stat_path
-        logger.info("%s: descriptive statistics written to %s", task.metadata.name, written[task.metadata.name])
+            langs = metadata.hf_subsets_to_langscripts
+            update["eval_langs"] = {subset: langs[subset] for subset in evaluated}
+        with tempfile.TemporaryDirectory() as staging:
+            # MTEB writes its file with a plain open(): let it write a scratch copy, and publish atomically
+            task.metadata = metadata.model_copy(update=update)
+            if isinstance(task.metadata, PluginTaskMetadata):
+                task.metadata.with_statistics(folder=partial(Path, staging))
+            try:
+                stats = task.calculate_descriptive_statistics(overwrite_results=True, num_proc=num_proc)
+            finally:
+                task.metadata = metadata
+        with atomic_write(target) as handle:
+            json.dump(stats, handle, indent=4)
+        written[metadata.name] = target
+        logger.info("%s: descriptive statistics written to %s", metadata.name, target)
     return written
 
 
