@@ -183,3 +183,29 @@ def test_score_submission_refuses_a_misplaced_file(bm25_run: Run, package: Path,
             target.writestr(name.replace("qa/news/", "qa/law/"), source.read(name))
     with data_dir(bm25_run.mirror), pytest.raises(DatasetError, match=r"qa/law/en_default_dev\.json"):
         score_submission(bad)
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ("no split", "field 'split'"), ("infinite score", "not a finite number"),
+    ("unknown dataset", "no qa dataset 'nowhere'"), ("mixed models", "one model, reranker and version")])
+def test_score_submission_names_the_bad_file(bm25_run: Run, package: Path, tmp_path: Path, case: str,
+                                             message: str) -> None:
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(package) as source, zipfile.ZipFile(bad, "w") as target:
+        for name in source.namelist():
+            data = json.loads(source.read(name))
+            if name == "qa/news/en_default_dev.json":
+                if case == "no split":
+                    del data["split"]
+                elif case == "infinite score":
+                    docs = next(iter(data["search_results"].values()))
+                    docs[next(iter(docs))] = float("inf")
+                elif case == "unknown dataset":
+                    data["dataset_name"], name = "nowhere", "qa/news/en_nowhere_dev.json"
+                else:
+                    data["model_name"] = "other"
+            target.writestr(name, json.dumps(data))
+    with data_dir(bm25_run.mirror), pytest.raises(DatasetError) as error:
+        score_submission(bad)
+    assert message in str(error.value)
+    assert "qa/news/en_" in str(error.value)
