@@ -12,9 +12,11 @@ import pytest
 
 from airbench_mteb.catalog import airbench_entries
 from airbench_mteb.cli import main
+from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.generation.irsc import BuildConfig, build_irsc
 from airbench_mteb.generation.irsc_sources import peoples_daily_records, wikipedia_sample_records
 from airbench_mteb.tasks.statistics import SHIPPED_STATS
+from tests.airbench_mirror import english_documents, write_entry
 
 COCKTAIL_DATA = Path("/work/shared/data/cocktail")
 SHIPPED_COCKTAIL = {"CocktailNFCorpus": "nfcorpus", "CocktailNQUTD": "nq-utd"}
@@ -90,6 +92,25 @@ def test_airbench_statistics_are_the_catalogs_sizes() -> None:
             assert stats["num_documents"] == entry.size["corpus"]
             assert metadata.n_samples[split] == entry.size["corpus"] + entry.size["queries"][split]
             assert stats["relevant_docs_statistics"]["num_relevant_docs"] == entry.labels[split]["pos_num"]
+
+
+def test_airbench_statistics_from_a_mirror_go_with_it_and_leave_out_a_closed_book_split(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    entry = next(e for e in airbench_entries() if e.task_name == "AIR-Bench_24.05_qa_news_en")
+    write_entry(tmp_path, entry, english_documents())
+    mirror_file(tmp_path, entry, entry.qrels_location("test")).unlink()  # test qrels not at hand: closed-book
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(tmp_path))
+
+    assert main(["stats", "-t", entry.task_name]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"{tmp_path}/descriptive_stats/Retrieval/{entry.task_name}.json")
+    assert not (SHIPPED_STATS / "Retrieval" / f"{entry.task_name}.json").exists()  # the package keeps no mirror's
+    stats = mteb.get_task(entry.task_name).metadata.descriptive_stats
+    assert set(stats) == {"dev"}
+    documents = _jsonl(mirror_file(tmp_path, entry, entry.corpus_location()))
+    queries = _jsonl(mirror_file(tmp_path, entry, entry.queries_location("dev")))
+    qrels = _jsonl(mirror_file(tmp_path, entry, entry.qrels_location("dev")))
+    assert (stats["dev"]["num_documents"], stats["dev"]["num_queries"]) == (len(documents), len(queries))
+    assert stats["dev"]["relevant_docs_statistics"]["num_relevant_docs"] == sum(row["relevance"] > 0 for row in qrels)
 
 
 def _irsc_counts(root: Path, setting: str, query_type: str) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from airbench_mteb.data.airbench_source import load_corpus, load_split, split_fi
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.tasks.base import PluginRetrievalTask
-from airbench_mteb.tasks.statistics import PluginTaskMetadata, sizes_only
+from airbench_mteb.tasks.statistics import SHIPPED_STATS, PluginTaskMetadata, sizes_only
 
 # One line per field, as MTEB's citation test wants (bibtexparser 1.x form); a trailing \ joins long ones.
 AIRBENCH_CITATION = """
@@ -38,7 +38,7 @@ class AirBenchTask(PluginRetrievalTask):
     k_values = (1, 3, 5, 10, 50, 100, 1000)
 
     def _mirror(self) -> Path | None:
-        return Path(self.entry.data_dir) if self.entry.data_dir else data_dir()
+        return mirror_root(self.entry)
 
     def data_revision(self) -> str:
         """The hub revision, or for a mirror ``mirror-<fingerprint of the files the splits read>``."""
@@ -69,6 +69,17 @@ def _gating_note(entry: AirBenchEntry) -> str:
     return (" Corpus, queries and dev qrels are public; the test qrels are gated on the hub: with an HF_TOKEN "
             "that has access the test split is scored here, without one it is searched (closed-book) and its "
             "rankings are packaged for the AIR-Bench leaderboard (airbench-mteb package-submission).")
+
+
+def mirror_root(entry: AirBenchEntry) -> Path | None:
+    """The local folder the entry's data are read from (its own, or the data directory), or None: the hub."""
+    return Path(entry.data_dir) if entry.data_dir else data_dir()
+
+
+def stats_folder(entry: AirBenchEntry) -> Path:
+    """Statistics go with the data they describe: the mirror's own folder, or the package's for the hub."""
+    root = mirror_root(entry)
+    return SHIPPED_STATS if root is None else root / "descriptive_stats"
 
 
 def catalog_statistics(entry: AirBenchEntry) -> dict[str, Any]:
@@ -108,7 +119,7 @@ def make_task_class(entry: AirBenchEntry) -> type[AirBenchTask]:
         sample_creation="LM-generated and verified",
         bibtex_citation=AIRBENCH_CITATION,
         is_public=True,
-    ).with_statistics(known=partial(catalog_statistics, entry))
+    ).with_statistics(folder=partial(stats_folder, entry), known=partial(catalog_statistics, entry))
     cls = type(_class_name(entry), (AirBenchTask,), {"metadata": metadata, "entry": entry, "__module__": __name__})
     cls.__doc__ = metadata.description
     return cls

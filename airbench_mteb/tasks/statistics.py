@@ -27,7 +27,9 @@ from mteb import AbsTask, TaskMetadata
 from mteb.types.statistics import DescriptiveStatistics
 from pydantic import PrivateAttr
 
+from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
+from airbench_mteb.tasks.closed_book import is_closed_book
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +83,15 @@ def compute_descriptive_statistics(tasks: Iterable[AbsTask], num_proc: int | Non
             # MTEB walks every declared subset; a partial build (IRSC offline) has data for these only
             langs = metadata.hf_subsets_to_langscripts
             update["eval_langs"] = {subset: langs[subset] for subset in evaluated}
+        task.load_data(num_proc=num_proc)
+        scored = [split for split in metadata.eval_splits
+                  if not any(is_closed_book(task.dataset[subset][split]) for subset in evaluated)]
+        if not scored:
+            raise DatasetError(f"{metadata.name}: no split has its qrels here, so there is nothing to describe")
+        if scored != list(metadata.eval_splits):
+            # MTEB's relevance statistics need qrels; a closed-book split (AIR-Bench test without them) is left out
+            logger.warning("%s: statistics of %s only (no qrels here for the other splits)", metadata.name, scored)
+            update["eval_splits"] = scored
         with tempfile.TemporaryDirectory() as staging:
             # MTEB writes its file with a plain open(): let it write a scratch copy, and publish atomically
             task.metadata = metadata.model_copy(update=update)
