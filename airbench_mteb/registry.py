@@ -12,7 +12,7 @@ import functools
 import importlib
 import warnings
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mteb import AbsTask, Benchmark
@@ -101,7 +101,7 @@ def guard_results_against_other_data() -> None:
         return
 
     @functools.wraps(check_cache)
-    def check_cache_on_this_data(task, meta, cache, overwrite_strategy):  # noqa: ANN001, ANN202
+    def check_cache_on_this_data(task: AbsTask, meta: ModelMeta, cache: Any, overwrite_strategy: Any) -> tuple[Any, Any]:
         pin = getattr(task, "pin_data_revision", None)
         if pin is not None:
             pin()

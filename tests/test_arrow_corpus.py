@@ -89,7 +89,7 @@ def test_hub_path_checks_corpus_and_qrels_as_the_mirror_path_does(tmp_path: Path
               entry.queries_location("dev"): {"id": ["q1"], "text": ["which one"]},
               entry.qrels_location("dev"): {"qid": ["q1", "q1"], "docid": ["d1", "d2"], "relevance": [1, 0]}}
 
-    def hub_dataset(entry_, location, split=None):  # noqa: ANN001, ANN202
+    def hub_dataset(entry_: object, location: tuple[str, str], split: str | None = None) -> Dataset:
         folder = tmp_path / "_".join(location).replace("/", "_")
         Dataset.from_dict(splits[location]).save_to_disk(folder)
         return load_from_disk(folder)

@@ -14,7 +14,6 @@ a local mirror holds the unpacked zips as ``<data-dir>/cocktail/<name>/``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -32,6 +31,7 @@ import pyarrow.compute as pc
 
 from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.data.qrels import Qrels, read_qrels_tsv
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 
@@ -288,14 +288,6 @@ def download_zip(entry: CocktailEntry) -> Path:
                            item_id=entry.task_name) from error
 
 
-def md5_of(path: Path) -> str:
-    digest = hashlib.md5()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def unpack_verified(zip_path: Path, expected_md5: str, target: Path, name: str) -> Path:
     """Check the zip's md5, unpack it into ``target`` atomically and return ``target/name``.
 
@@ -307,7 +299,7 @@ def unpack_verified(zip_path: Path, expected_md5: str, target: Path, name: str) 
         DatasetError: the md5 differs (naming the file, the expected and the actual md5), the
             file is not a zip, or it does not hold the folder ``name/``.
     """
-    actual = md5_of(zip_path)
+    actual = file_digest(zip_path, "md5")
     if actual != expected_md5:
         raise DatasetError(f"corrupted download: md5 is {actual}, expected {expected_md5}; delete the file and "
                            "download it again", path=zip_path)

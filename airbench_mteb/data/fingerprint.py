@@ -20,6 +20,12 @@ def file_identity(path: Path) -> dict[str, Any]:
     return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino}
 
 
+def file_digest(path: Path, algorithm: str = "sha256") -> str:
+    """The hex digest of a file's content (read in blocks), for checksums and weights identities."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, algorithm).hexdigest()
+
+
 def files_fingerprint(paths: Iterable[Path], **options: Any) -> str:
     """A 16-hex-digit fingerprint of these files (missing ones count as missing) and of ``options``."""
     identities = [file_identity(p) if p.is_file() else {"path": str(p), "missing": True} for p in paths]

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from airbench_mteb.data.files import atomic_write
+from airbench_mteb.data.fingerprint import file_digest
 
 logger = logging.getLogger(__name__)
 
@@ -109,11 +110,6 @@ def _read_keys_file(data: bytes) -> tuple[np.ndarray, bytes]:
     if hashlib.sha256(raw).digest() != keys_sha256:
         raise ValueError("the keys do not match the checksum written with them")
     return _as_keys(raw), vectors_sha256
-
-
-def file_sha256(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").digest()
 
 
 class _KeyIndex:
@@ -237,7 +233,7 @@ class EmbeddingStore:
         if shard in self._verified:
             return
         try:
-            found = file_sha256(path)
+            found = bytes.fromhex(file_digest(path))
         except OSError as error:
             raise DamagedShard(path, f"cannot read it ({error})") from None
         if found != self._sha256[shard]:

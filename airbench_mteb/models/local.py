@@ -17,6 +17,7 @@ from typing import Any
 from mteb.models import ModelMeta
 
 from airbench_mteb.data.files import atomic_write
+from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.models.devices import Device, torch_device
 
 HASH_MEMO_NAME = "local_model_file_hashes.json"
@@ -34,14 +35,6 @@ def _model_files(folder: Path) -> list[Path]:
     """Every file of the folder except hidden ones (``.git``, editor and cache files)."""
     return sorted(path for path in folder.rglob("*")
                   if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts))
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _read_memo(memo_path: Path | None) -> dict[str, list[Any]]:
@@ -64,7 +57,7 @@ def folder_revision(folder: Path, memo_path: Path | None = None) -> str:
         identity = [stat.st_size, stat.st_mtime_ns]
         entry = memo.get(str(path))
         if not isinstance(entry, list) or entry[:2] != identity:
-            entry = [*identity, _file_sha256(path)]
+            entry = [*identity, file_digest(path)]
             memo[str(path)] = entry
             changed = True
         digest.update(f"{path.relative_to(folder).as_posix()}\x00{entry[2]}\n".encode())

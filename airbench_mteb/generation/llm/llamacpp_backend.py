@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import threading
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import Completion, LLMParams, Messages
 
@@ -34,11 +34,7 @@ def model_file_sha256(path: Path) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_digest(Path(path))
 
 
 class LlamaCppBackend:
