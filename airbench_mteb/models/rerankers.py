@@ -13,7 +13,6 @@ search (given candidates are kept).
 from __future__ import annotations
 
 import atexit
-import logging
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +32,6 @@ from airbench_mteb.data.predictions import Predictions, one_model, predictions_p
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
-
-logger = logging.getLogger(__name__)
 
 RERANKED_BY = "__reranked-by__"
 RERANK_TOP_K = 100  # AIR-Bench's rerank_top_k; co*cktail re-ranks BM25's top 100 too
