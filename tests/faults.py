@@ -19,6 +19,7 @@ import time
 import traceback
 import urllib.error
 import urllib.request
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,11 @@ def preload() -> None:
     from airbench_mteb.cli import build_parser
 
     build_parser()
+
+
+def _warning_to_stderr(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                       file: object = None, line: str | None = None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,7 @@ def run_forked(job: Callable[[], int], log_path: Path, *, env: Mapping[str, str]
     seconds after the fork if it is still running. ``on_start(pid)`` runs in the parent right after
     the fork (e.g. to tell a server which process to kill)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.touch()  # a child killed before it opened the log still has one
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:  # the child: never returns into the caller's stack
@@ -74,6 +81,7 @@ def run_forked(job: Callable[[], int], log_path: Path, *, env: Mapping[str, str]
             # under pytest sys.stdout/stderr are capture objects, not the file descriptors
             sys.stdout = open(1, "w", buffering=1, closefd=False)
             sys.stderr = open(2, "w", buffering=1, closefd=False)
+            warnings.showwarning = _warning_to_stderr  # pytest records warnings instead of printing them
             os.environ.update(env or {})
             if setup is not None:
                 setup()
@@ -152,9 +160,17 @@ def half_written(*roots: Path) -> list[str]:
             if (problem := _problem(path)) is not None]
 
 
-def tree(root: Path, skip: Callable[[Path], bool] = lambda _: False) -> dict[str, bytes]:
+def _content(path: Path) -> bytes | dict[str, bytes]:
+    """A file's bytes; a zip's members' bytes by name (members carry the time they were packed)."""
+    if path.suffix != ".zip":
+        return path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in sorted(archive.namelist())}
+
+
+def tree(root: Path, skip: Callable[[Path], bool] = lambda _: False) -> dict[str, bytes | dict[str, bytes]]:
     """Every visible file under ``root`` by relative path (what two runs must agree on)."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in visible_files(root) if not skip(p)}
+    return {str(p.relative_to(root)): _content(p) for p in visible_files(root) if not skip(p)}
 
 
 def cache_keys(root: Path) -> set[bytes]:
