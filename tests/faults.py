@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -284,15 +285,11 @@ class ReplayingUpstream:
 # --- file systems that fill up or refuse writes ------------------------------------------------------
 
 def _mount(*args: str) -> None:
-    import subprocess
-
     subprocess.run(["mount", *args], check=True, capture_output=True, text=True)
 
 
 def mount_refused(probe: Path) -> str | None:
     """None if this process may mount file systems, else why not (to skip with a reason)."""
-    import subprocess
-
     probe.mkdir(parents=True, exist_ok=True)
     try:
         _mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe))
@@ -305,8 +302,6 @@ def mount_refused(probe: Path) -> str | None:
 @contextmanager
 def small_filesystem(path: Path, size: str) -> Iterator[Path]:
     """A tmpfs of ``size`` (e.g. ``"96k"``) mounted at ``path``: writes past it fail with ENOSPC."""
-    import subprocess
-
     path.mkdir(parents=True, exist_ok=True)
     _mount("-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path))
     try:
@@ -323,8 +318,6 @@ def grow(path: Path, size: str) -> None:
 @contextmanager
 def read_only(path: Path) -> Iterator[Path]:
     """``path`` bind-mounted onto itself read-only: even root gets EROFS on writes."""
-    import subprocess
-
     _mount("--bind", str(path), str(path))
     try:
         _mount("-o", "remount,bind,ro", str(path))
