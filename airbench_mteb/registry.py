@@ -117,6 +117,35 @@ def guard_results_against_other_data() -> None:
     evaluate_module._check_cache = check_cache_on_this_data
 
 
+def write_results_atomically() -> None:
+    """MTEB writes a result file in place, so a full disk or a kill leaves it cut off and the next run
+    stops on it; write it beside the target and rename it into place instead (old file kept on failure)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from mteb.results.task_result import TaskResult
+
+    to_disk = TaskResult.to_disk
+    if getattr(to_disk, "_airbench_mteb", False):
+        return
+
+    @functools.wraps(to_disk)
+    def to_disk_atomically(self: TaskResult, path: Path) -> None:
+        path = Path(path)
+        fd, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            to_disk(self, Path(scratch))
+            os.replace(scratch, path)
+        except BaseException:
+            Path(scratch).unlink(missing_ok=True)
+            raise
+
+    to_disk_atomically._airbench_mteb = True  # type: ignore[attr-defined]
+    TaskResult.to_disk = to_disk_atomically  # type: ignore[method-assign]
+
+
 def register_all() -> None:
     """Register every task family, benchmark and bundled model of the plugin (idempotent)."""
     global _registered
@@ -129,6 +158,7 @@ def register_all() -> None:
     register_benchmarks(all_benchmarks)
     register_models(bundled_model_metas())
     guard_results_against_other_data()
+    write_results_atomically()
     _registered = True
 
 

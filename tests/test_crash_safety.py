@@ -76,8 +76,6 @@ def test_full_cache_disk_and_read_only_folders(suite: Suite, tmp_path: Path) -> 
 
 
 @pytest.mark.usefixtures("mounting")
-@pytest.mark.xfail(strict=True, reason="mteb 2.26 TaskResult.to_disk writes the result file in place: a full "
-                                       "disk leaves a half-written JSON that the next run fails to read")
 def test_full_results_disk(suite: Suite, tmp_path: Path) -> None:
     figures = Figures()
     results_disk_full(suite.reference, tmp_path, figures)
