@@ -84,6 +84,10 @@ def run_forked(job: Callable[[], int], log_path: Path, *, env: Mapping[str, str]
             sys.stderr = open(2, "w", buffering=1, closefd=False)
             warnings.showwarning = _warning_to_stderr  # pytest records warnings instead of printing them
             os.environ.update(env or {})
+            if "torch" in sys.modules:
+                # torch's OpenMP pool does not survive fork: a child that uses it after the parent did
+                # waits forever; one thread runs inline
+                sys.modules["torch"].set_num_threads(1)
             if setup is not None:
                 setup()
             code = int(job() or 0)
