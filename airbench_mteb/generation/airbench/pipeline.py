@@ -125,7 +125,7 @@ async def generate_candidates(rows: list[dict[str, Any]], config: AirBenchConfig
 
 
 class AirBenchPipeline:
-    def __init__(self, config: AirBenchConfig, client: LLMClient, out: str | Path,
+    def __init__(self, config: AirBenchConfig, client: LLMClient | None, out: str | Path,
                  placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
         if config.candidates.task_type != config.task_type or config.candidates.language != config.language:
             raise GenerationError("candidate settings must carry the config's task type and language")
@@ -141,8 +141,9 @@ class AirBenchPipeline:
         elif run["fingerprint"] != config.fingerprint():
             raise GenerationError(f"{self.journal.path} belongs to a run with other settings; use another --out "
                                   f"or the same settings to resume it")
-        self.journal.pin("llm", "identity", dict(client.backend.identity),
-                         "this run was made by another LLM; use another --out, or the same LLM to resume it")
+        if client is not None:  # a pipeline opened without an LLM (journal and QC checks only) pins none
+            self.journal.pin("llm", "identity", dict(client.backend.identity),
+                             "this run was made by another LLM; use another --out, or the same LLM to resume it")
 
     async def _candidates(self, corpus: PreparedCorpus) -> list[dict[str, Any]]:
         rows = plan_items(self.config, corpus)
