@@ -25,10 +25,11 @@ import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
+
+from tests.llm_servers import JsonHandler, LoopbackServer
 
 PRELOADED = ("airbench_mteb.cli", "mteb", "sentence_transformers", "airbench_mteb.generation.airbench",
              "airbench_mteb.generation.cocktail", "airbench_mteb.data.cocktail_source")
@@ -228,7 +229,7 @@ def scores_differ(a: dict, b: dict, tolerance: float = 1e-6) -> bool:
 
 # --- an LLM that answers each distinct request from a real server once ------------------------------
 
-class ReplayingUpstream:
+class ReplayingUpstream(LoopbackServer):
     """Forwards each distinct request body to a real OpenAI-compatible server once and answers repeats
     from memory, so trials that make the same seeded calls again cost no generation time. Put a
     :class:`tests.llm_servers.CountingProxy` in front: it counts what reaches the client."""
@@ -239,10 +240,7 @@ class ReplayingUpstream:
         self._lock = threading.Lock()
         replay = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 with urllib.request.urlopen(replay.upstream + self.path.removeprefix("/v1")) as response:
                     self._send(response.status, response.read())
@@ -265,25 +263,7 @@ class ReplayingUpstream:
                             replay._answers[digest] = known
                 self._send(*known)
 
-            def _send(self, status: int, payload: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> ReplayingUpstream:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve(Handler)
 
 
 # --- file systems that fill up or refuse writes ------------------------------------------------------

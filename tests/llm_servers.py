@@ -12,9 +12,42 @@ import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 
-class CountingProxy:
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet request handler that answers with JSON bodies."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, payload: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+class LoopbackServer:
+    """A threaded HTTP server on a free loopback port (``base_url``), serving while used as a context manager."""
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class CountingProxy(LoopbackServer):
     """Forwards ``/v1/*`` to ``upstream``; counts answered requests by body hash; injects scripted faults.
 
     ``faults`` is consumed one entry per incoming request: ``None`` (forward), ``429``/``500`` (answer
@@ -35,10 +68,7 @@ class CountingProxy:
         self._lock = threading.Lock()
         proxy = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 with urllib.request.urlopen(proxy.upstream + self.path.removeprefix("/v1")) as response:
                     self._send(response.status, response.read())
@@ -76,25 +106,7 @@ class CountingProxy:
                         payload = json.dumps(data).encode()
                 self._send(status, payload)
 
-            def _send(self, status: int, payload: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> CountingProxy:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve(Handler)
 
     def reset(self) -> None:
         with self._lock:
