@@ -43,11 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from airbench_mteb.data.errors import DatasetError
     from airbench_mteb.generation.errors import GenerationError
+    from airbench_mteb.settings import SettingsError
 
     args = build_parser().parse_args(argv)
     try:
         result = args.func(args)
-    except (DatasetError, GenerationError) as error:
+    except (DatasetError, GenerationError, SettingsError) as error:
         # bad data or a failed generation: the message names the culprit, a traceback adds nothing
         command = " ".join(filter(None, ("airbench-mteb", args.command, getattr(args, "generator", None))))
         print(f"{command}: {error}", file=sys.stderr)

@@ -36,7 +36,8 @@ from mteb import TaskMetadata
 
 import airbench_mteb  # noqa: F401  (registers the bundled model)
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
-from airbench_mteb.models.embedding_cache import CACHE_ENV, forget_loaded_stores
+from airbench_mteb.models.embedding_cache import forget_loaded_stores
+from airbench_mteb.settings import EMBEDDING_CACHE_ENV as CACHE_ENV
 from airbench_mteb.tasks.base import PluginRetrievalTask
 
 SPLITS = ("dev", "test")

@@ -33,7 +33,7 @@ import airbench_mteb  # noqa: F401  (registers the tasks and the bundled model)
 from airbench_mteb.data import DATA_DIR_ENV
 from airbench_mteb.generation.irsc import BuildConfig, build_irsc, paragraph_keywords, split_sentences
 from airbench_mteb.generation.irsc_sources import wikipedia_sample_records
-from airbench_mteb.models.embedding_cache import CACHE_ENV
+from airbench_mteb.settings import EMBEDDING_CACHE_ENV as CACHE_ENV
 from airbench_mteb.tasks.irsc import irsc_task_classes
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from airbench_mteb import settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -30,6 +33,14 @@ def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["MTEB_CACHE"] = str(root / "mteb")
     os.environ.setdefault("AIRBENCH_MTEB_EMBEDDING_CACHE", str(root / "embeddings"))
     os.environ["AIRBENCH_MTEB_CATALOG"] = str(root / "user_catalog.json")
+
+
+@pytest.fixture(autouse=True)
+def _settings_from_environment() -> Iterator[None]:
+    """A command run in-process (``cli.main([... "--data-dir", D])``) configures settings for the process;
+    the next test reads its own environment again."""
+    yield
+    settings._configured = None
 
 
 @pytest.fixture(scope="session")

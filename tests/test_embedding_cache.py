@@ -22,7 +22,6 @@ import airbench_mteb  # noqa: F401  (registers the bundled model aliases)
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
 from airbench_mteb.models import embedding_cache
 from airbench_mteb.models.embedding_cache import (
-    CACHE_ENV,
     CachedEncoder,
     EmbeddingCacheWarning,
     _as_keys,
@@ -31,6 +30,7 @@ from airbench_mteb.models.embedding_cache import (
     namespace_settings,
     with_embedding_cache,
 )
+from airbench_mteb.settings import EMBEDDING_CACHE_ENV as CACHE_ENV
 from airbench_mteb.tasks.base import PluginRetrievalTask
 
 

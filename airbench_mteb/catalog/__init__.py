@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -14,10 +13,9 @@ from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
+from airbench_mteb.settings import current_settings
 
 HUB_ORG = "AIR-Bench"
-USER_CATALOG_ENV = "AIRBENCH_MTEB_CATALOG"
-DEFAULT_USER_CATALOG = Path("~/.config/airbench-mteb/catalog.json")
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ class AirBenchEntry:
 
 def user_catalog_path() -> Path:
     """Where ``register-dataset`` keeps the user's own entries (``$AIRBENCH_MTEB_CATALOG``)."""
-    return Path(os.environ.get(USER_CATALOG_ENV) or DEFAULT_USER_CATALOG).expanduser()
+    return current_settings().user_catalog
 
 
 def _entry(item: Any, number: int, origin: str) -> AirBenchEntry:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airbench_mteb.data import DATA_DIR_ENV
+from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
 
@@ -58,8 +57,7 @@ def _from_mteb_split(split_data: Mapping[str, Any], where: str) -> RetrievalData
 
 
 def export_beir(args: argparse.Namespace) -> int:
-    if args.data_dir:
-        os.environ[DATA_DIR_ENV] = str(args.data_dir)
+    apply_data_dir(args)
     import mteb
 
     import airbench_mteb  # noqa: F401  (registers the plugin's tasks with mteb)
@@ -80,5 +78,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder to write")
     parser.add_argument("--splits", nargs="+", help="only these splits (default: the task's eval splits)")
     parser.add_argument("--subsets", nargs="+", help="only these subsets (default: all)")
-    parser.add_argument("--data-dir", type=Path, help=f"local mirror root (default: ${DATA_DIR_ENV})")
+    add_data_dir_argument(parser)
     parser.set_defaults(func=export_beir)

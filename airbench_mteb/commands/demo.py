@@ -4,7 +4,6 @@ bundled models with mteb, print an MTEB-style table, compare the models and writ
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from airbench_mteb.models import BM25_MODEL, BUNDLED_ENCODERS
@@ -42,7 +41,7 @@ def main_score_table(results: Path, models: list[str], task_names: list[str]) ->
 
 def demo(args: argparse.Namespace) -> int:
     from airbench_mteb.cli import main as cli
-    from airbench_mteb.data import DATA_DIR_ENV
+    from airbench_mteb.settings import configure
     from airbench_mteb.tasks.irsc import built_irsc_task_names
 
     out: Path = args.out.resolve()
@@ -51,7 +50,7 @@ def demo(args: argparse.Namespace) -> int:
              str(args.corpus_limit), "--seed", str(args.seed), *(["--llm"] if args.llm else [])]
     if cli(build) != 0:
         return 1
-    os.environ[DATA_DIR_ENV] = str(data)
+    configure(data_dir=data)
     task_names = built_irsc_task_names()
     evaluate_models(args.models, task_names, results, predictions)
     print("\nnDCG@10 (main score, mean over the built language settings)\n")

@@ -35,12 +35,13 @@ def _encode(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from airbench_mteb.models.embedding_cache import CACHE_ENV, CHUNK_SIZE
+    from airbench_mteb.models.embedding_cache import CHUNK_SIZE
+    from airbench_mteb.settings import EMBEDDING_CACHE_ENV
 
     parser = subparsers.add_parser(
         "encode", help="encode the corpora of tasks on a Ray cluster into the embedding cache",
         description=f"Encode every corpus of the tasks with the model on Ray (one model per worker) into the "
-                    f"embedding cache (${CACHE_ENV}; on several machines, a folder all of them mount). A "
+                    f"embedding cache (${EMBEDDING_CACHE_ENV}; on several machines, a folder all of them mount). A "
                     f"following `run` of the same model and tasks encodes no corpus document. Needs the "
                     f"`distributed` extra.")
     parser.add_argument("-m", "--model", required=True, help="a model name mteb knows, or a local model folder")

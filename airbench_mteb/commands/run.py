@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from airbench_mteb.data import DATA_DIR_ENV
 from airbench_mteb.registry import add_mteb_cli_commands, register_models
+from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure
 
 
 def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
@@ -17,9 +16,10 @@ def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 def apply_data_dir(args: argparse.Namespace) -> None:
     if getattr(args, "data_dir", None) is not None:
-        if not args.data_dir.is_dir():
-            raise SystemExit(f"airbench-mteb: --data-dir {args.data_dir} is not a folder")
-        os.environ[DATA_DIR_ENV] = str(args.data_dir.resolve())
+        try:
+            configure(data_dir=args.data_dir.resolve())
+        except SettingsError as error:
+            raise SystemExit(f"airbench-mteb: {error}") from None
 
 
 def resolve_model_argument(model: str) -> str:

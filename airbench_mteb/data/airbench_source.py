@@ -8,7 +8,6 @@ e.g. ``<root>/AIR-Bench/qa_law_en/AIR-Bench_24.05/corpus_default.jsonl`` and
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,10 +31,15 @@ def mirror_file(root: Path, entry: AirBenchEntry, location: tuple[str, str]) -> 
 
 
 def _hub_token(entry: AirBenchEntry, split: str | None) -> str | None:
-    """HF_TOKEN for gated splits, or None (also when it is missing: see :func:`qrels_available`)."""
+    """The hub token (HF_TOKEN, or the one saved by ``hf auth login``) for gated splits, else None.
+
+    None also when there is no token: see :func:`qrels_available`.
+    """
     if split is None or not entry.is_gated(split):
         return None
-    return os.environ.get("HF_TOKEN") or None
+    from huggingface_hub import get_token
+
+    return get_token()
 
 
 def _hub_dataset(entry: AirBenchEntry, location: tuple[str, str], split: str | None = None) -> Any:
@@ -120,7 +124,7 @@ def fill_mirror(entries: list[AirBenchEntry], root: Path, splits: tuple[str, ...
         wanted = [s for s in entry.splits if splits is None or s in splits]
         parts = [(entry.corpus_location(), None)]
         parts += [(entry.queries_location(s), None) for s in wanted]
-        readable = [s for s in wanted if not entry.is_gated(s) or os.environ.get("HF_TOKEN")]
+        readable = [s for s in wanted if not entry.is_gated(s) or _hub_token(entry, s)]
         if len(readable) < len(wanted):
             logger.warning("%s: %s qrels skipped, they are gated on the hub (set HF_TOKEN)", entry.task_name,
                            "/".join(s for s in wanted if s not in readable))

@@ -15,7 +15,6 @@ a local mirror holds the unpacked zips as ``<data-dir>/cocktail/<name>/``.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import zipfile
@@ -34,12 +33,12 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.data.qrels import Qrels, read_qrels_tsv
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
+from airbench_mteb.settings import current_settings
 
 CORPUS_DIR = "corpus"
 QUERIES_FILE = "queries.jsonl"
 QRELS_DIR = "qrels"
 MIRROR_FAMILY = "cocktail"  # <data-dir>/cocktail/<name>/
-CACHE_ENV = "AIRBENCH_MTEB_CACHE"
 # Settings besides one per source: the mixed corpus scored per source, and with every copy relevant.
 MIXED = "mixed"
 MIXED_ALL_RELEVANT = "mixed-all-relevant"
@@ -264,7 +263,7 @@ def mirror_folder(entry: CocktailEntry, data_dir: Path) -> Path:
 
 def cache_root() -> Path:
     """Where hub zips are unpacked: ``$AIRBENCH_MTEB_CACHE`` or ``~/.cache/airbench_mteb``."""
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "airbench_mteb").expanduser()
+    return current_settings().cache_dir
 
 
 def hub_folder(entry: CocktailEntry) -> Path:

@@ -47,12 +47,10 @@ import numpy as np
 
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.data.fingerprint import file_digest
+from airbench_mteb.settings import current_settings
 
 logger = logging.getLogger(__name__)
 
-CACHE_ENV = "AIRBENCH_MTEB_EMBEDDING_CACHE"
-DEFAULT_CACHE_DIR = Path("~/.cache/airbench_mteb/embeddings")
-_DISABLED = {"0", "off", "false", "no", "none"}
 # Encode kwargs that change how the work is scheduled, never the vectors.
 _NEUTRAL_KWARGS = frozenset({"batch_size", "show_progress_bar", "num_proc", "num_workers"})
 _KEY_BYTES = 16
@@ -80,11 +78,8 @@ class DamagedShard(Exception):
 
 
 def cache_dir() -> Path | None:
-    """The cache root from the environment, or None when the cache is switched off."""
-    value = os.environ.get(CACHE_ENV, "").strip()
-    if value.lower() in _DISABLED:
-        return None
-    return Path(value or DEFAULT_CACHE_DIR).expanduser()
+    """The cache root of the current settings, or None when the cache is switched off."""
+    return current_settings().embedding_cache
 
 
 # --------------------------------------------------------------------------- the store

@@ -22,7 +22,6 @@ setting, so the embedding cache encodes it once for all four.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -49,10 +48,10 @@ from airbench_mteb.data.cocktail_source import (
 )
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.source_bias import source_bias_scores
+from airbench_mteb.settings import current_settings
 from airbench_mteb.tasks.base import PluginRetrievalTask
 from airbench_mteb.tasks.statistics import PluginTaskMetadata
 
-TITLES_ENV = "AIRBENCH_MTEB_KEEP_TITLES"
 COCKTAIL_REFERENCE = "https://aclanthology.org/2024.findings-acl.421"
 # One line per field, as MTEB's citation test wants (bibtexparser 1.x form); a trailing \ joins long ones.
 COCKTAIL_CITATION = """
@@ -69,10 +68,6 @@ and Dong, Zhenhua and Xu, Jun and Wen, Ji-Rong},
 """
 
 
-def _titles_from_env() -> bool:
-    return os.environ.get(TITLES_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 class SourceBiasTask(PluginRetrievalTask):
     """Base of the source-bias tasks: a multi-source folder evaluated in every setting.
 
@@ -86,7 +81,7 @@ class SourceBiasTask(PluginRetrievalTask):
 
     def __init__(self, *args: Any, keep_titles: bool | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.keep_titles = _titles_from_env() if keep_titles is None else keep_titles
+        self.keep_titles = current_settings().keep_titles if keep_titles is None else keep_titles
         self._corpora: SourceCorpora | None = None
         self._splits: dict[str, MultiSourceData] = {}
         self._doc_sources: dict[str, str] = {}

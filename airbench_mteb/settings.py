@@ -1,0 +1,106 @@
+"""The plugin's settings: the one module that reads ``AIRBENCH_MTEB_*`` environment variables.
+
+Tasks are instantiated by MTEB (``mteb run``, ``mteb.get_tasks``), so where their data live cannot
+be passed as an argument; it comes from here. The environment gives the defaults; a command that
+takes ``--data-dir`` (or a script) replaces them for the process with :func:`configure`, so nothing
+below the CLI writes ``os.environ``. Library functions take what they need as typed arguments, or
+read :func:`current_settings` when MTEB is the caller.
+
+==============================  ==========================================================
+variable                        setting
+==============================  ==========================================================
+``AIRBENCH_MTEB_DATA_DIR``      ``data_dir``: local mirror root (else the hub)
+``AIRBENCH_MTEB_CACHE``         ``cache_dir``: hub zips unpacked (``~/.cache/airbench_mteb``)
+``AIRBENCH_MTEB_EMBEDDING_CACHE`` ``embedding_cache``: content-keyed vectors; ``off`` disables
+``AIRBENCH_MTEB_CATALOG``       ``user_catalog``: datasets added with ``register-dataset``
+``AIRBENCH_MTEB_KEEP_TITLES``   ``keep_titles``: keep document titles in co*cktail corpora
+==============================  ==========================================================
+
+``AIRBENCH_MTEB_NO_HOOK`` is read by the start-up hook (``_airbench_mteb_hook.py``), which runs
+in every interpreter before this package can be imported.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+DATA_DIR_ENV = "AIRBENCH_MTEB_DATA_DIR"
+CACHE_ENV = "AIRBENCH_MTEB_CACHE"
+EMBEDDING_CACHE_ENV = "AIRBENCH_MTEB_EMBEDDING_CACHE"
+USER_CATALOG_ENV = "AIRBENCH_MTEB_CATALOG"
+KEEP_TITLES_ENV = "AIRBENCH_MTEB_KEEP_TITLES"
+
+DEFAULT_CACHE_DIR = Path("~/.cache/airbench_mteb")
+DEFAULT_USER_CATALOG = Path("~/.config/airbench-mteb/catalog.json")
+_TRUE = {"1", "true", "yes", "on"}
+_OFF = {"0", "off", "false", "no", "none"}
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used (e.g. a data directory that is not a folder); names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the plugin reads from its environment, resolved to typed values."""
+
+    data_dir: Path | None = None
+    cache_dir: Path = DEFAULT_CACHE_DIR.expanduser()
+    embedding_cache: Path | None = DEFAULT_CACHE_DIR.expanduser() / "embeddings"  # None: switched off
+    user_catalog: Path = DEFAULT_USER_CATALOG.expanduser()
+    keep_titles: bool = False
+
+    def __post_init__(self) -> None:
+        if self.data_dir is not None and not self.data_dir.is_dir():
+            raise SettingsError(f"the data directory {self.data_dir} is not a folder (--data-dir or ${DATA_DIR_ENV})")
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        cache_dir = _path(env.get(CACHE_ENV)) or DEFAULT_CACHE_DIR.expanduser()
+        embedding_value = env.get(EMBEDDING_CACHE_ENV, "").strip()
+        embedding_cache = (None if embedding_value.lower() in _OFF
+                           else _path(embedding_value) or DEFAULT_CACHE_DIR.expanduser() / "embeddings")
+        return cls(
+            data_dir=_path(env.get(DATA_DIR_ENV)),
+            cache_dir=cache_dir,
+            embedding_cache=embedding_cache,
+            user_catalog=_path(env.get(USER_CATALOG_ENV)) or DEFAULT_USER_CATALOG.expanduser(),
+            keep_titles=env.get(KEEP_TITLES_ENV, "").strip().lower() in _TRUE,
+        )
+
+
+def _path(value: str | None) -> Path | None:
+    value = (value or "").strip()
+    return Path(value).expanduser() if value else None
+
+
+_configured: Settings | None = None
+
+
+def current_settings() -> Settings:
+    """The settings :func:`configure` set for this process, else those of the environment (read now)."""
+    return _configured if _configured is not None else Settings.from_environment()
+
+
+def configure(**changes: Any) -> Settings:
+    """Replace settings for the rest of the process (the CLI's ``--data-dir``); returns the new settings."""
+    global _configured
+    _configured = replace(current_settings(), **changes)
+    return _configured
+
+
+@contextmanager
+def settings_applied(**changes: Any) -> Iterator[Settings]:
+    """:func:`configure` for a block only (the demo's data folder, tests)."""
+    global _configured
+    before = _configured
+    try:
+        yield configure(**changes)
+    finally:
+        _configured = before
