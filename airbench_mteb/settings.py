@@ -35,8 +35,9 @@ EMBEDDING_CACHE_ENV = "AIRBENCH_MTEB_EMBEDDING_CACHE"
 USER_CATALOG_ENV = "AIRBENCH_MTEB_CATALOG"
 KEEP_TITLES_ENV = "AIRBENCH_MTEB_KEEP_TITLES"
 
-DEFAULT_CACHE_DIR = Path("~/.cache/airbench_mteb")
-DEFAULT_USER_CATALOG = Path("~/.config/airbench-mteb/catalog.json")
+DEFAULT_CACHE_DIR = Path("~/.cache/airbench_mteb").expanduser()
+DEFAULT_EMBEDDING_CACHE = DEFAULT_CACHE_DIR / "embeddings"
+DEFAULT_USER_CATALOG = Path("~/.config/airbench-mteb/catalog.json").expanduser()
 _TRUE = {"1", "true", "yes", "on"}
 _OFF = {"0", "off", "false", "no", "none"}
 
@@ -50,9 +51,9 @@ class Settings:
     """Everything the plugin reads from its environment, resolved to typed values."""
 
     data_dir: Path | None = None
-    cache_dir: Path = DEFAULT_CACHE_DIR.expanduser()
-    embedding_cache: Path | None = DEFAULT_CACHE_DIR.expanduser() / "embeddings"  # None: switched off
-    user_catalog: Path = DEFAULT_USER_CATALOG.expanduser()
+    cache_dir: Path = DEFAULT_CACHE_DIR
+    embedding_cache: Path | None = DEFAULT_EMBEDDING_CACHE  # None: switched off
+    user_catalog: Path = DEFAULT_USER_CATALOG
     keep_titles: bool = False
 
     def __post_init__(self) -> None:
@@ -62,15 +63,12 @@ class Settings:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
-        cache_dir = _path(env.get(CACHE_ENV)) or DEFAULT_CACHE_DIR.expanduser()
         embedding_value = env.get(EMBEDDING_CACHE_ENV, "").strip()
-        embedding_cache = (None if embedding_value.lower() in _OFF
-                           else _path(embedding_value) or DEFAULT_CACHE_DIR.expanduser() / "embeddings")
         return cls(
             data_dir=_path(env.get(DATA_DIR_ENV)),
-            cache_dir=cache_dir,
-            embedding_cache=embedding_cache,
-            user_catalog=_path(env.get(USER_CATALOG_ENV)) or DEFAULT_USER_CATALOG.expanduser(),
+            cache_dir=_path(env.get(CACHE_ENV)) or DEFAULT_CACHE_DIR,
+            embedding_cache=None if embedding_value.lower() in _OFF else _path(embedding_value) or DEFAULT_EMBEDDING_CACHE,
+            user_catalog=_path(env.get(USER_CATALOG_ENV)) or DEFAULT_USER_CATALOG,
             keep_titles=env.get(KEEP_TITLES_ENV, "").strip().lower() in _TRUE,
         )
 

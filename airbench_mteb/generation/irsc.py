@@ -38,22 +38,14 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from tqdm.auto import tqdm
 
+from airbench_mteb.catalog.irsc import CROSS_SETTINGS, LANGUAGE_NAMES, LANGUAGES, LLM_TASKS, SETTINGS, TASKS, corpus_languages
 from airbench_mteb.data.files import atomic_write, write_jsonl, write_tsv
 from airbench_mteb.generation.errors import GenerationError
 
-TASKS = ("query", "title", "part", "keyword", "summary")
-LANGUAGES = ("en", "zh")
-SETTINGS = ("en", "zh", "mixed", "c2e", "e2c")
-# cross-lingual setting -> (language of the source queries and of the corpus, language queries are translated to)
-CROSS_SETTINGS = {"c2e": ("en", "zh"), "e2c": ("zh", "en")}
-LLM_TASKS = ("query", "summary")
-LANGUAGE_NAMES = {"en": "English", "zh": "Simplified Chinese"}
 FORMAT_VERSION = 1
 
 # Many prompts in, one completion (or None when the backend gave up on that prompt) out, in order.
@@ -124,13 +116,6 @@ class _Pair:
     query: str
     doc_id: str
     source_id: str | None = None
-
-
-@cache
-def irsc_catalog() -> dict[str, Any]:
-    """``catalog/irsc.json``: the five tasks and the paper's source datasets on the hub."""
-    text = resources.files("airbench_mteb.catalog").joinpath("irsc.json").read_text(encoding="utf-8")
-    return json.loads(text)
 
 
 def doc_id(lang: str, text: str) -> str:
@@ -371,15 +356,6 @@ class _Builder:
         for setting in CROSS_SETTINGS:
             self._cross_lingual(setting)
         self._trim_corpus()
-
-
-def corpus_languages(setting: str) -> tuple[str, ...]:
-    """The corpus files a setting searches."""
-    if setting == "mixed":
-        return LANGUAGES
-    if setting in CROSS_SETTINGS:
-        return (CROSS_SETTINGS[setting][0],)
-    return (setting,)
 
 
 def build_irsc(records: Iterable[SourceRecord], out: str | Path, config: BuildConfig | None = None,

@@ -27,10 +27,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.catalog.irsc import LLM_TASKS, TASKS, irsc_catalog
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_jsonl
 from airbench_mteb.generation.errors import GenerationError
-from airbench_mteb.generation.irsc import LLM_TASKS, TASKS, SourceRecord, irsc_catalog
+from airbench_mteb.generation.irsc import SourceRecord
 
 WIKIPEDIA_SAMPLE = "test/test_data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 PEOPLES_DAILY = "tag/199801.txt"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from airbench_mteb.catalog.irsc import SETTINGS, irsc_catalog
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
-from airbench_mteb.generation.irsc import SETTINGS, irsc_catalog
 from airbench_mteb.report import register_plot
 
 # Table 1 / Figure 2 of the paper: r@10, m@10 (MRR) and n@10; the radar plots their mean

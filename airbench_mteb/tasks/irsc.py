@@ -22,12 +22,12 @@ from typing import Any
 
 from mteb import Benchmark
 
+from airbench_mteb.catalog.irsc import SETTINGS, corpus_languages, irsc_catalog
 from airbench_mteb.data import DATA_DIR_ENV, data_dir
 from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.qrels import read_qrels_tsv
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
-from airbench_mteb.generation.irsc import SETTINGS, corpus_languages, irsc_catalog
 from airbench_mteb.tasks.base import PluginRetrievalTask
 from airbench_mteb.tasks.statistics import SHIPPED_STATS, PluginTaskMetadata
 
