@@ -186,7 +186,7 @@ def compare(args: argparse.Namespace) -> int:
 
 def llm_batch(args: argparse.Namespace, out: Path) -> tuple[Callable[[list[str]], list[str | None]], Any, str]:
     """The builder's ``prompts -> replies`` function over the configured LLM client (cached, retried)."""
-    from airbench_mteb.commands.generate import client_from_args
+    from airbench_mteb.commands.llm_arguments import client_from_args
     from airbench_mteb.generation.llm import LLMParams
 
     client = client_from_args(args, out)
@@ -241,7 +241,7 @@ def build(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from airbench_mteb.commands.generate import add_llm_arguments
+    from airbench_mteb.commands.llm_arguments import add_llm_arguments
     from airbench_mteb.commands.run import add_data_dir_argument
 
     builder = subparsers.add_parser(

@@ -500,7 +500,7 @@ async def generate_cocktail(config: CocktailConfig, clients: Mapping[str, LLMCli
 # --- command line ----------------------------------------------------------------------------------
 
 def _command(args: argparse.Namespace) -> int:
-    from airbench_mteb.commands.generate import client_from_args
+    from airbench_mteb.commands.llm_arguments import client_from_args
 
     sources = tuple(parse_llm_spec(values, backend=args.backend, model=args.model, base_url=args.base_url,
                                    temperature=args.temperature) for values in args.llm)
@@ -542,7 +542,7 @@ def _command(args: argparse.Namespace) -> int:
 
 
 def register_generator(generators: argparse._SubParsersAction) -> None:
-    from airbench_mteb.commands.generate import add_llm_arguments
+    from airbench_mteb.commands.llm_arguments import add_llm_arguments
 
     parser = generators.add_parser(
         "cocktail", help="a co*cktail-style mixed human/LLM corpus from a BEIR folder, one source per LLM",
