@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from huggingface_hub import DatasetCard
 
 pytest.importorskip("llama_cpp")
 
@@ -74,8 +75,9 @@ def check_dataset(out: Path) -> dict:
     assert set(all_queries) == kept
     counts = entry_data["size"]
     assert sum(counts["queries"].values()) == len(kept)
-    card = (out / "README.md").read_text()
-    assert card.startswith("---\n") and "prompts_sha256" in card and '"seed": 11' in card
+    card = DatasetCard.load(out / "README.md").data.to_dict()
+    assert card["language"] == ["en"] and card["license"] == "unknown"
+    assert card["provenance"]["seed"] == SEED and set(card["provenance"]["prompts_sha256"])
     return entry_data
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,11 @@ def size_category(rows: int) -> str:
     return "n>1T"
 
 
+def _plain(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON-shaped copy: no tuples, and no shared sub-objects (YAML would write those as anchors)."""
+    return json.loads(json.dumps(value))
+
+
 def write_dataset_card(path: str | Path, *, pretty_name: str, license: str, languages: Sequence[str],
                        task_categories: Sequence[str], task_ids: Sequence[str], size: int,
                        source_datasets: Sequence[str], tags: Sequence[str], body: str,
@@ -39,7 +45,7 @@ def write_dataset_card(path: str | Path, *, pretty_name: str, license: str, lang
     data = DatasetCardData(pretty_name=pretty_name, license=license, language=list(languages),
                            task_categories=list(task_categories), task_ids=list(task_ids),
                            size_categories=[size_category(size)], source_datasets=list(source_datasets),
-                           tags=list(tags), **({"provenance": dict(provenance)} if provenance else {}))
+                           tags=list(tags), **({"provenance": _plain(provenance)} if provenance else {}))
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}")
     with atomic_write(path) as handle:
         handle.write(str(card))

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from datetime import date
@@ -16,7 +15,8 @@ from typing import Any
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.data.beir_folder import write_beir_folder
-from airbench_mteb.data.files import atomic_write, write_jsonl
+from airbench_mteb.data.dataset_card import write_dataset_card
+from airbench_mteb.data.files import write_jsonl
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
 from airbench_mteb.generation.airbench.corpus import text_length
 from airbench_mteb.generation.airbench.qc import QCResult
@@ -104,28 +104,12 @@ def distributions(candidates: list[dict[str, Any]], kept: set[str]) -> dict[str,
     return {k: dict(sorted(v.items())) for k, v in counts.items()}
 
 
-def _yaml(value: Any, indent: int = 0) -> list[str]:
-    """A small YAML writer for the card's nested dicts/lists of scalars (JSON scalars are valid YAML)."""
-    pad = "  " * indent
-    lines = []
-    for key, item in value.items():
-        if isinstance(item, dict) and item:
-            lines.append(f"{pad}{json.dumps(str(key))}:")
-            lines.extend(_yaml(item, indent + 1))
-        elif isinstance(item, list) and item and any(isinstance(x, dict) for x in item):
-            lines.append(f"{pad}{json.dumps(str(key))}:")
-            for element in item:
-                lines.append(f"{pad}  - {json.dumps(element, ensure_ascii=False)}")
-        else:
-            lines.append(f"{pad}{json.dumps(str(key))}: {json.dumps(item, ensure_ascii=False)}")
-    return lines
-
-
 def write_card(path: Path, card: dict[str, Any], entry: dict[str, Any]) -> None:
-    """README.md with the YAML header that records how the dataset was made."""
+    """README.md: hub front matter, with ``card`` (how the dataset was made) as its provenance."""
     counts = card["qc_counts"]
+    title = f"{entry['task_type']}_{entry['domain']}_{entry['language']}"
     body = [
-        f"# {entry['task_type']}_{entry['domain']}_{entry['language']} ({entry['dataset']}, {entry['version']})",
+        f"# {title} ({entry['dataset']}, {entry['version']})",
         "",
         (f"Generated with `airbench-mteb generate airbench` from {entry['source_name']} by "
          f"{card['llm']['backend']}:{card['llm']['model']}, following the AIR-Bench pipeline "
@@ -141,5 +125,8 @@ def write_card(path: Path, card: dict[str, Any], entry: dict[str, Any]) -> None:
         "`qc_decisions.jsonl` (one line per quality-control decision), `catalog_entry.json`.",
         "",
     ]
-    with atomic_write(path) as handle:
-        handle.write("---\n" + "\n".join(_yaml(card)) + "\n---\n\n" + "\n".join(body))
+    rows = entry["size"]["corpus"] + sum(entry["size"]["queries"].values())
+    write_dataset_card(path, pretty_name=f"AIR-Bench {title}", license=entry["source_license"],
+                       languages=[entry["language"]], task_categories=["text-retrieval"],
+                       task_ids=["document-retrieval"], size=rows, source_datasets=["extended"],
+                       tags=["air-bench", "mteb", "synthetic"], body="\n".join(body), provenance=card)
