@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from airbench_mteb.commands.names import UnknownNameError
     from airbench_mteb.data.errors import DatasetError
     from airbench_mteb.generation.errors import GenerationError
     from airbench_mteb.settings import SettingsError
@@ -48,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         result = args.func(args)
-    except (DatasetError, GenerationError, SettingsError) as error:
+    except (DatasetError, GenerationError, SettingsError, UnknownNameError) as error:
         # bad data or a failed generation: the message names the culprit, a traceback adds nothing
         command = " ".join(filter(None, ("airbench-mteb", args.command, getattr(args, "generator", None))))
         print(f"{command}: {error}", file=sys.stderr)

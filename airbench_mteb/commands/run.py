@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from airbench_mteb.commands.names import UnknownNameError, check_benchmark_names, check_model_name, check_task_names
 from airbench_mteb.registry import add_mteb_cli_commands, register_models
 from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure
 
@@ -33,6 +34,17 @@ def resolve_model_argument(model: str) -> str:
     return model
 
 
+def model_argument(model: str, revision: str | None = None) -> str:
+    """The registered name of ``model`` (a name or a local folder); :class:`UnknownNameError` if it cannot run."""
+    if Path(model).is_dir():
+        try:
+            return resolve_model_argument(model)
+        except ValueError as error:  # a folder without a model in it
+            raise UnknownNameError(str(error)) from None
+    check_model_name(model, revision)
+    return model
+
+
 def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> str:
     """``reranker`` over the first stage saved in ``previous_results``, registered under both models' name."""
     import mteb
@@ -58,7 +70,9 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
 
     def run(args: argparse.Namespace) -> int:
         apply_data_dir(args)
-        args.model = resolve_model_argument(args.model)
+        check_task_names(args.tasks)
+        check_benchmark_names(args.benchmarks)
+        args.model = model_argument(args.model, args.model_revision)
         if args.previous_results is not None:
             args.model = rerank_model_argument(args.model, args.previous_results, args.rerank_top_k)
         mteb_run(args)

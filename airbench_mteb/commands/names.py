@@ -1,0 +1,59 @@
+"""Task, benchmark and model names given on the command line, checked before any work starts.
+
+MTEB loads the model before it looks the tasks up, and answers an unknown name with a traceback;
+a user gets one line naming what is unknown (with MTEB's own suggestions) and exit code 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class UnknownNameError(ValueError):
+    """A task, benchmark or model name (or model folder) that cannot be used; the message names it."""
+
+
+def _reason(error: BaseException) -> str:
+    # mteb's KeyError messages are quoted by KeyError.__str__ and sometimes prefixed with "KeyError: "
+    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    return text.removeprefix("KeyError: ") or type(error).__name__
+
+
+def check_task_names(names: Sequence[str] | None) -> None:
+    """Raise :class:`UnknownNameError` for the first name MTEB does not know as a task."""
+    import mteb
+
+    for name in names or ():
+        try:
+            mteb.get_task(name)
+        except KeyError as error:
+            raise UnknownNameError(f"unknown task {name!r}: {_reason(error)} "
+                                   "(`airbench-mteb available-tasks` lists them)") from None
+
+
+def check_benchmark_names(names: Sequence[str] | None) -> None:
+    import mteb
+
+    for name in names or ():
+        try:
+            mteb.get_benchmark(name)
+        except KeyError as error:
+            raise UnknownNameError(f"unknown benchmark {name!r}: {_reason(error)} "
+                                   "(`airbench-mteb available-benchmarks` lists them)") from None
+
+
+def check_model_name(name: str, revision: str | None = None) -> None:
+    """A model MTEB knows, or one whose metadata the hub gives; else one line with both reasons."""
+    import mteb
+    from mteb.models import ModelMeta
+
+    try:
+        mteb.get_model_meta(name, revision)
+        return
+    except KeyError as error:
+        registry_reason = _reason(error)
+    try:
+        ModelMeta.from_hub(name, revision)
+    except Exception as error:  # offline, no such repository, no access: all mean "cannot be run"
+        raise UnknownNameError(f"unknown model {name!r}: {registry_reason} It is not a local model folder, and "
+                               f"the hub lookup failed ({type(error).__name__}: {str(error).splitlines()[0]})") from None
