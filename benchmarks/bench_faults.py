@@ -7,8 +7,8 @@ The last five lines are ``kill_trials``, ``lost_items``, ``repeated_calls``, ``s
 ``half_written`` (``name=value``); all but the first must be 0. Every non-zero figure is explained
 above them (command, trial, what differed). The fast subset is ``tests/test_crash_safety.py``.
 
-Known: with mteb 2.26 a full results disk leaves a half-written result JSON (``TaskResult.to_disk``
-writes in place) that the next ``run`` fails to parse; the ``storage`` scenario counts it.
+MTEB 2.26 writes a result JSON in place (``TaskResult.to_disk``); the plugin writes it beside the target
+and renames it (``registry.write_results_atomically``), and the ``storage`` scenario's full disk checks that.
 Each trial takes seconds (unpack, package, generate cocktail) to about half a minute (run, build-irsc,
 generate airbench, encode on Ray) on 2 shared cores.
 """
