@@ -11,11 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airbench_mteb.metrics.source_bias import (
+    flatten,
     per_source_scores,
     qrels_for_source,
     relative_delta,
+    source_bias,
     source_bias_scores,
     source_share_at_k,
+    unflatten,
 )
 
 metric = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
@@ -100,3 +103,31 @@ def test_source_bias_scores_are_named_and_json_safe() -> None:
         | {f"relative_delta_{m}_at_{k}_llm" for m in ("ndcg", "map") for k in (1, 3)}
     with pytest.raises(ValueError, match="two distinct sources"):
         source_bias_scores(QRELS, RUN, SOURCES, ["human"], [1])
+
+
+def test_the_typed_figures_name_the_reference_and_flatten_to_mteb_keys_and_back() -> None:
+    three = {**SOURCES, "a-copy": "copy", "b-copy": "copy"}
+    qrels = {q: {**docs, **{d.replace("-human", "-copy"): g for d, g in docs.items() if d.endswith("-human")}}
+             for q, docs in QRELS.items()}
+    run = {q: {**docs, **{d.replace("-human", "-copy"): s for d, s in docs.items() if d.endswith("-human")}}
+           for q, docs in RUN.items()}
+    bias = source_bias(qrels, run, three, ["llm", "human", "copy"], [1, 2])
+    assert bias.reference == "llm" and bias.compared == ["human", "copy"]
+    assert bias.sources["llm"].relative_delta == {}
+    # the LLM copy is first for both queries, the human one second (tied with the copy: "human" > "copy")
+    assert bias.sources["human"].scores["ndcg"][1] == 0.0 and bias.sources["llm"].scores["ndcg"][1] == 1.0
+    assert bias.sources["human"].relative_delta["ndcg"][1] == pytest.approx(200.0)  # the reference ranks higher
+    assert bias.sources["human"].share == {1: 0.0, 2: 0.5} and bias.sources["copy"].share == {1: 0.0, 2: 0.0}
+    flat = flatten(bias)
+    assert flat == source_bias_scores(qrels, run, three, ["llm", "human", "copy"], [1, 2])
+    assert flat["relative_delta_map_at_2_copy"] == bias.sources["copy"].relative_delta["map"][2]
+    assert "relative_delta_ndcg_at_1_llm" not in flat
+    assert unflatten(flat, "llm") == bias
+    assert unflatten(json.loads(json.dumps(flat)), "llm") == bias
+    with pytest.raises(ValueError, match="'nobody' is not a source"):
+        unflatten(flat, "nobody")
+    with pytest.raises(ValueError, match="no relative_delta_ndcg_at_1_llm score"):
+        unflatten(flat, "human")  # another reference than the one the scores were computed against
+    del flat["map_at_2_copy"]
+    with pytest.raises(ValueError, match="no map_at_2_copy score"):
+        unflatten(flat, "llm")

@@ -16,8 +16,10 @@ ranked as trec_eval ranks them (score descending, equal scores by document id de
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from airbench_mteb.metrics.retrieval import Qrels, Run, evaluate_run, ranking
 
@@ -124,30 +126,102 @@ def source_share_at_k(run: Run, doc_sources: Mapping[str, str], source: str,
     return {k: total / len(run) for k, total in totals.items()}
 
 
-def source_bias_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
-                       k_values: Sequence[int]) -> dict[str, float]:
-    """Every source-bias figure of one ranking of a mixed corpus, as flat named scores.
+@dataclass(frozen=True)
+class SourceScores:
+    """One source's figures on one ranking of the mixed corpus, by measure and cut-off ``k``."""
 
-    ``sources[0]`` is the reference (Cocktail: the human-written corpus); each other source is
-    compared with it. Keys, for every ``k`` and source ``s``:
+    scores: Mapping[str, Mapping[int, float]]  # "ndcg", "map" -> k -> value against this source's copies
+    relative_delta: Mapping[str, Mapping[int, float]]  # the same measures vs the reference; empty for it
+    share: Mapping[int, float]  # k -> share of this source's documents in the top k
 
-    - ``ndcg_at_<k>_<s>``, ``map_at_<k>_<s>``: :func:`per_source_scores`;
-    - ``relative_delta_ndcg_at_<k>_<s>``, ``relative_delta_map_at_<k>_<s>`` for ``s`` other than
-      the reference: :func:`relative_delta` (reference metric, metric of ``s``);
-    - ``share_at_<k>_<s>``: :func:`source_share_at_k`.
+
+@dataclass(frozen=True)
+class SourceBias:
+    """Every source-bias figure of one ranking of a mixed corpus; ``sources`` starts with the reference."""
+
+    reference: str
+    sources: Mapping[str, SourceScores]
+
+    @property
+    def compared(self) -> list[str]:
+        """The sources compared with the reference, in order."""
+        return [source for source in self.sources if source != self.reference]
+
+
+def source_bias(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
+                k_values: Sequence[int]) -> SourceBias:
+    """Per-source NDCG/MAP (:func:`per_source_scores`), Relative Δ against the reference
+    (:func:`relative_delta` of the reference's metric and the source's) and top-k shares
+    (:func:`source_share_at_k`) of one ranking. ``sources[0]`` is the reference (Cocktail: the
+    human-written corpus).
     """
     if len(sources) < 2 or len(set(sources)) != len(sources):
         raise ValueError(f"need at least two distinct sources, got {list(sources)!r}")
     per_source = per_source_scores(qrels, run, doc_sources, sources, k_values)
-    reference, *others = sources
-    scores: dict[str, float] = {}
-    for source in sources:
-        for name, value in per_source[source].items():
-            scores[f"{name}_{source}"] = value
-    for source in others:
-        for name, value in per_source[source].items():
-            scores[f"relative_delta_{name}_{source}"] = relative_delta(per_source[reference][name], value)
-    for source in sources:
-        for k, share in source_share_at_k(run, doc_sources, source, k_values).items():
-            scores[f"share_at_{k}_{source}"] = share
-    return scores
+    measured = {source: {m: {k: per_source[source][f"{m}_at_{k}"] for k in k_values} for m in BIAS_MEASURES}
+                for source in sources}
+    reference = sources[0]
+    return SourceBias(reference, {
+        source: SourceScores(
+            scores=measured[source],
+            relative_delta={} if source == reference else {
+                m: {k: relative_delta(measured[reference][m][k], value) for k, value in by_k.items()}
+                for m, by_k in measured[source].items()},
+            share=source_share_at_k(run, doc_sources, source, k_values))
+        for source in sources})
+
+
+def flatten(bias: SourceBias) -> dict[str, float]:
+    """MTEB's flat ``source_bias`` scores of ``bias``; for every ``k`` and source ``s``:
+
+    - ``ndcg_at_<k>_<s>``, ``map_at_<k>_<s>``;
+    - ``relative_delta_ndcg_at_<k>_<s>``, ``relative_delta_map_at_<k>_<s>`` for ``s`` other than
+      the reference;
+    - ``share_at_<k>_<s>``.
+    """
+    flat: dict[str, float] = {}
+    for source, figures in bias.sources.items():
+        for measure, by_k in figures.scores.items():
+            flat.update({f"{measure}_at_{k}_{source}": value for k, value in by_k.items()})
+    for source, figures in bias.sources.items():
+        for measure, by_k in figures.relative_delta.items():
+            flat.update({f"relative_delta_{measure}_at_{k}_{source}": value for k, value in by_k.items()})
+    for source, figures in bias.sources.items():
+        flat.update({f"share_at_{k}_{source}": share for k, share in figures.share.items()})
+    return flat
+
+
+def unflatten(flat: Mapping[str, float], reference: str) -> SourceBias:
+    """:func:`flatten`'s scores back into a :class:`SourceBias` whose reference is ``reference``.
+
+    The cut-offs are those of the reference's ``share_at_<k>_<reference>`` scores; the sources
+    those with a share at the first cut-off, in the order :func:`flatten` wrote them.
+
+    Raises:
+        ValueError: ``reference`` has no share score, or a figure of a source is missing.
+    """
+    pattern = re.compile(rf"share_at_(\d+)_{re.escape(reference)}")
+    k_values = sorted(int(match.group(1)) for key in flat if (match := pattern.fullmatch(key)))
+    if not k_values:
+        raise ValueError(f"no share_at_<k>_{reference} score: {reference!r} is not a source of these scores")
+    prefix = f"share_at_{k_values[0]}_"
+    others = [key.removeprefix(prefix) for key in flat if key.startswith(prefix) and key != prefix + reference]
+
+    def by_k(name: str, source: str) -> dict[int, float]:
+        keys = {k: f"{name}_at_{k}_{source}" for k in k_values}
+        missing = [key for key in keys.values() if key not in flat]
+        if missing:
+            raise ValueError(f"no {missing[0]} score")
+        return {k: flat[key] for k, key in keys.items()}
+
+    sources = {source: SourceScores(
+        scores={m: by_k(m, source) for m in BIAS_MEASURES},
+        relative_delta={} if source == reference else {m: by_k(f"relative_delta_{m}", source) for m in BIAS_MEASURES},
+        share=by_k("share", source)) for source in [reference, *others]}
+    return SourceBias(reference, sources)
+
+
+def source_bias_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
+                       k_values: Sequence[int]) -> dict[str, float]:
+    """:func:`source_bias` of one ranking as MTEB's flat ``source_bias`` scores (:func:`flatten`)."""
+    return flatten(source_bias(qrels, run, doc_sources, sources, k_values))
