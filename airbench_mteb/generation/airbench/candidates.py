@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from airbench_mteb.data.languages import language_name
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.attributes import QueryAttributes
 from airbench_mteb.generation.llm.base import LLMParams
@@ -53,7 +54,7 @@ class CandidateGenerator:
         step's output never parsed."""
         s = self.settings
         rng = random.Random(f"candidate:{self.seed}:{index}")
-        language = prompts.language_name(s.language)
+        language = language_name(s.language)
         doc = document[:s.document_chars]
         record: dict[str, Any] = {"index": index, "positive_id": doc_id, "attributes": attributes.as_dict(),
                                   "status": "ok"}

@@ -17,13 +17,11 @@ from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.data.beir_folder import write_beir_folder
 from airbench_mteb.data.dataset_card import write_dataset_card
 from airbench_mteb.data.files import write_jsonl
+from airbench_mteb.data.languages import eval_language
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
 from airbench_mteb.generation.airbench.corpus import text_length
 from airbench_mteb.generation.airbench.qc import QCResult
 
-EVAL_LANGS = {"ar": "ara-Arab", "bn": "ben-Beng", "de": "deu-Latn", "en": "eng-Latn", "es": "spa-Latn",
-              "fa": "fas-Arab", "fr": "fra-Latn", "hi": "hin-Deva", "id": "ind-Latn", "ja": "jpn-Jpan",
-              "ko": "kor-Hang", "ru": "rus-Cyrl", "zh": "cmn-Hans"}
 MTEB_DOMAINS = {"arxiv": "Academic", "science": "Academic", "book": "Non-fiction", "finance": "Financial",
                 "healthcare": "Medical", "law": "Legal", "news": "News", "web": "Web", "msmarco": "Web",
                 "wiki": "Encyclopaedic"}
@@ -58,7 +56,7 @@ def catalog_entry(*, task_type: str, domain: str, language: str, dataset: str, v
     avg_tokens: dict[str, int] = {"corpus": mean_tokens(list(result.corpus.values()))}
     avg_tokens.update({s: mean_tokens([result.queries[q] for q in qids]) for s, qids in splits.items()})
     return {"version": version, "task_type": task_type, "domain": domain, "language": language, "dataset": dataset,
-            "eval_lang": EVAL_LANGS.get(language, language),
+            "eval_lang": eval_language(language),
             "mteb_domains": [MTEB_DOMAINS.get(domain, "Written"), "Written"] if domain in MTEB_DOMAINS else ["Written"],
             "source_name": source_name, "source_url": source_url, "source_license": source_license,
             "release_date": date.today().isoformat(), "revision": "local", "splits": sorted(splits),

@@ -18,7 +18,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, write_jsonl
+from airbench_mteb.data.languages import eval_language
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.attributes import AttributeSampler
 from airbench_mteb.generation.airbench.candidates import (
@@ -129,6 +131,10 @@ class AirBenchPipeline:
                  placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
         if config.candidates.task_type != config.task_type or config.candidates.language != config.language:
             raise GenerationError("candidate settings must carry the config's task type and language")
+        try:  # an unknown language is refused before any LLM call, not when the dataset is written
+            eval_language(config.language)
+        except DatasetError as error:
+            raise GenerationError(str(error)) from None
         self.config = config
         self.client = client
         self.out = Path(out)

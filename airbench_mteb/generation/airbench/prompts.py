@@ -14,9 +14,6 @@ from airbench_mteb.generation.llm.base import Completion, Messages
 from airbench_mteb.generation.llm.client import ParseError
 
 TEMPLATES = ("characters", "scenarios", "query", "rewrite", "hard_negatives", "judge", "relevance_yes_no")
-LANGUAGE_NAMES = {"en": "English", "zh": "Chinese", "es": "Spanish", "fr": "French", "de": "German",
-                  "ru": "Russian", "ja": "Japanese", "ko": "Korean", "ar": "Arabic", "fa": "Persian",
-                  "id": "Indonesian", "hi": "Hindi", "bn": "Bengali"}
 QUERY_TYPE_INSTRUCTIONS = {
     "question": "a question",
     "problem": "a description of a problem or task the person needs help with (not phrased as a question)",
@@ -36,10 +33,6 @@ def template(name: str) -> Template:
 def template_hashes() -> dict[str, str]:
     """sha256 (first 16 hex digits) of every template, for the dataset card."""
     return {name: hashlib.sha256(template(name).template.encode("utf-8")).hexdigest()[:16] for name in TEMPLATES}
-
-
-def language_name(code: str) -> str:
-    return LANGUAGE_NAMES.get(code.split("-")[0], code)
 
 
 def render(name: str, **values: Any) -> Messages:
