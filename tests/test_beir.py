@@ -113,6 +113,39 @@ def test_queries_without_judgments_belong_to_no_split(splits: dict[str, Retrieva
     assert "q-unjudged" not in read_beir_folder(folder, "test").queries
 
 
+def test_the_layout_variants_are_parameters_of_the_one_reader(splits: dict[str, RetrievalData],
+                                                              tmp_path: Path) -> None:
+    """Every query, ``id`` keys, a corpus under ``corpus/<stem>.jsonl`` and an Arrow corpus: the same data."""
+    data = splits["test"]
+    data.queries["q-unjudged"] = "a query nobody judged"
+    folder = write_beir_folder(data, tmp_path / "beir")
+    assert read_beir_folder(folder, judged_queries_only=False).queries == data.queries
+    variant = tmp_path / "variant"
+    (variant / "corpus").mkdir(parents=True)
+    (variant / "qrels").mkdir()
+    for source, target in (("corpus.jsonl", "corpus/human.jsonl"), ("queries.jsonl", "queries.jsonl")):
+        rows = [json.loads(line) for line in (folder / source).read_text(encoding="utf-8").splitlines()]
+        (variant / target).write_text("".join(json.dumps({"id" if k == "_id" else k: v for k, v in row.items()})
+                                              + "\n" for row in rows), encoding="utf-8")
+    (variant / "qrels" / "test.tsv").write_bytes((folder / "qrels" / "test.tsv").read_bytes())
+    as_dicts = read_beir_folder(variant, corpus_file="corpus/human.jsonl", id_key="id")
+    as_arrow = read_beir_folder(variant, corpus_file="corpus/human.jsonl", id_key="id", arrow=True)
+    assert as_dicts.corpus == data.corpus and as_dicts.qrels == as_arrow.qrels == data.qrels
+    assert as_dicts.queries == as_arrow.queries == {q: data.queries[q] for q in data.qrels}
+    assert as_arrow.corpus.column_names == ["id", "title", "text"]  # memory-mapped Arrow, titles kept
+    assert {row["id"]: Document(row["text"], row["title"]) for row in as_arrow.corpus} == data.corpus
+    assert as_arrow.origin["corpus"] == str(variant / "corpus" / "human.jsonl")
+
+
+def test_a_judgment_of_an_unknown_document_is_refused_by_both_corpus_forms(folder: Path) -> None:
+    qrels = folder / "qrels" / "test.tsv"
+    qrels.write_text(qrels.read_text(encoding="utf-8") + "q-shared\tno-such-doc\t1\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"test\.tsv, line \d+: id 'no-such-doc': .*not in corpus\.jsonl"):
+        read_beir_folder(folder)
+    with pytest.raises(DatasetError, match=r"test\.tsv: id 'no-such-doc': .*not in the corpus .*corpus\.jsonl"):
+        read_beir_folder(folder, arrow=True)
+
+
 def test_generic_data_loader_reads_the_same_data(splits: dict[str, RetrievalData], folder: Path) -> None:
     for split, data in splits.items():
         corpus, queries, qrels = GenericDataLoader(str(folder)).load(split=split)

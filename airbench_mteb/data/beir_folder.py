@@ -5,6 +5,10 @@ query file shared by every split, and one qrels file per split, with a header li
 ``query-id<TAB>corpus-id<TAB>score`` (written always; on reading, a file without it keeps its
 first judgment, which ``GenericDataLoader`` would drop). A split's queries are the queries its qrels name, so
 queries without judgments are not part of any split (``GenericDataLoader`` drops them too).
+
+One reader serves every variant of the layout (``read_beir_folder``'s parameters): a multi-source
+folder's ``corpus/<stem>.jsonl`` (co*cktail), ``id`` instead of ``_id`` keys, every query instead of
+the judged ones, and a memory-mapped Arrow corpus instead of a dict.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import json
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.data.qrels import TSV_HEADER, KnownIds, Qrels, read_qrels_tsv
@@ -63,36 +68,72 @@ def write_beir_folder(data: RetrievalData | Mapping[str, RetrievalData], folder:
     return folder
 
 
-def read_beir_folder(folder: str | Path, split: str = "test", keep_titles: bool = True) -> RetrievalData:
+def read_beir_folder(folder: str | Path, split: str = "test", keep_titles: bool = True, *,
+                     corpus_file: str = CORPUS_FILE, id_key: str = "_id", judged_queries_only: bool = True,
+                     arrow: bool = False) -> RetrievalData:
     """Read and validate one split of a BEIR folder.
 
-    The split's queries are those its qrels name, in qrels order. Titles are kept unless
-    ``keep_titles`` is false.
+    The variants of the layout are parameters: the corpus file (``corpus.jsonl``, or
+    ``corpus/<stem>.jsonl`` in a multi-source folder), the id key of corpus and queries (``_id``
+    in BEIR, ``id`` in MTEB's own files), whether titles are kept, and whether the split's
+    queries are only those its qrels name (in qrels order, as ``GenericDataLoader`` does) or every
+    query of ``queries.jsonl``. With ``arrow``, the corpus is a memory-mapped Arrow table
+    (``data/arrow_corpus``) instead of a dict of :class:`Document`.
 
     Raises:
         DatasetError: naming the file and line or id -- a missing folder or file, undecodable
-            bytes, malformed JSON, a missing ``_id``/``text``, duplicate ids, empty texts, a
+            bytes, malformed JSON, a missing id or ``text``, duplicate ids, empty texts, a
             qrels file without judgments, a line without three fields, a relevance that is
             not an integer pytrec_eval can hold (see ``data/qrels.py``), a duplicate judgment,
             or a qrel naming an unknown query or document.
     """
     folder = Path(folder)
+    _qrels_path(folder, split)  # a missing split fails before the corpus is read
+    corpus = read_beir_corpus(folder, corpus_file, id_key=id_key, keep_titles=keep_titles, arrow=arrow)
+    return read_beir_split(folder, split, corpus, corpus_file=corpus_file, id_key=id_key,
+                           judged_queries_only=judged_queries_only)
+
+
+def read_beir_corpus(folder: str | Path, corpus_file: str = CORPUS_FILE, *, id_key: str = "_id",
+                     keep_titles: bool = True, arrow: bool = False) -> dict[str, Document] | Any:
+    """The corpus of a BEIR folder, once for all its splits: a dict, or with ``arrow`` a memory-mapped table."""
+    path = Path(folder) / corpus_file
+    if arrow:
+        return corpus_from_jsonl(path, id_key=id_key, keep_titles=keep_titles)
+    return read_corpus_jsonl(path, id_key=id_key, keep_titles=keep_titles)
+
+
+def read_beir_split(folder: str | Path, split: str, corpus: dict[str, Document] | Any, *,
+                    corpus_file: str = CORPUS_FILE, id_key: str = "_id",
+                    judged_queries_only: bool = True) -> RetrievalData:
+    """One split of a BEIR folder over its already read ``corpus`` (read from ``corpus_file``).
+
+    Judgments are checked as they are read against a dict corpus (an error names the qrels line),
+    and in one Arrow lookup against an Arrow corpus (no Python copy of its ids).
+    """
+    folder = Path(folder)
+    qrels_path = _qrels_path(folder, split)
+    queries_path = folder / QUERIES_FILE
+    queries = read_queries_jsonl(queries_path, id_key=id_key)
+    known = KnownIds(queries, corpus, QUERIES_FILE, corpus_file) if isinstance(corpus, dict) else None
+    data = RetrievalData(corpus=corpus, queries=queries, qrels=read_qrels_tsv(qrels_path, known=known),
+                         origin={"corpus": str(folder / corpus_file), "queries": str(queries_path),
+                                 "qrels": str(qrels_path)})
+    if known is None:
+        data.validate()
+    if judged_queries_only:
+        data.queries = {qid: queries[qid] for qid in data.qrels}
+    return data
+
+
+def _qrels_path(folder: Path, split: str) -> Path:
     if not folder.is_dir():
         raise DatasetError("BEIR folder not found", path=folder)
-    qrels_path = folder / QRELS_DIR / f"{split}.tsv"
-    if not qrels_path.is_file():
+    path = folder / QRELS_DIR / f"{split}.tsv"
+    if not path.is_file():
         known = ", ".join(beir_splits(folder)) or "none"
-        raise DatasetError(f"no qrels for split {split!r} (splits in this folder: {known})", path=qrels_path)
-    corpus_path, queries_path = folder / CORPUS_FILE, folder / QUERIES_FILE
-    corpus = read_corpus_jsonl(corpus_path, id_key="_id", keep_titles=keep_titles)
-    all_queries = read_queries_jsonl(queries_path, id_key="_id")
-    qrels = read_qrels_tsv(qrels_path, known=KnownIds(all_queries, corpus, QUERIES_FILE, CORPUS_FILE))
-    return RetrievalData(
-        corpus=corpus,
-        queries={qid: all_queries[qid] for qid in qrels},
-        qrels=qrels,
-        origin={"corpus": str(corpus_path), "queries": str(queries_path), "qrels": str(qrels_path)},
-    )
+        raise DatasetError(f"no qrels for split {split!r} (splits in this folder: {known})", path=path)
+    return path
 
 
 def beir_splits(folder: str | Path) -> list[str]:
