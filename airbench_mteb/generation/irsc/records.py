@@ -1,0 +1,66 @@
+"""What an IRSC build reads (source records), how it is set (the build config) and what it makes (pairs)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from airbench_mteb.catalog.irsc import LANGUAGES, TASKS
+from airbench_mteb.generation.errors import GenerationError
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """One paragraph of a source and, optionally, the IRSC query type it serves.
+
+    ``task`` None: the paragraph only joins the unified corpus. ``query`` None with a task: the
+    builder derives the query (``part`` and ``keyword`` always, ``query`` and ``summary`` with an
+    LLM; a ``title`` must be given).
+    """
+
+    lang: str
+    paragraph: str
+    source: str
+    task: str | None = None
+    query: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.lang not in LANGUAGES:
+            raise GenerationError(f"{self.source}: language {self.lang!r} is not one of {LANGUAGES}")
+        if self.task is not None and self.task not in TASKS:
+            raise GenerationError(f"{self.source}: task {self.task!r} is not one of {TASKS}")
+        if self.task == "title" and not self.query:
+            raise GenerationError(f"{self.source}: a title record needs its title as query")
+        if not self.paragraph.strip():
+            raise GenerationError(f"{self.source}: empty paragraph")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    per_task: int = 5000          # query -> paragraph pairs per task and language (the paper's size)
+    cross_per_task: int = 1000    # translated queries per task in C2E and E2C (the paper's size)
+    seed: int = 0                 # sampling, fragments and the LLM's sampling seed
+    corpus_limit: int | None = None  # at most this many paragraphs per language (all sampled targets kept)
+    temperature: float = 0.7      # LLM sampling of written queries and translations
+    max_tokens: int = 256         # per LLM answer
+
+    def __post_init__(self) -> None:
+        if self.per_task < 1 or self.cross_per_task < 1:
+            raise GenerationError("per_task and cross_per_task must be at least 1")
+        if self.corpus_limit is not None and self.corpus_limit < 1:
+            raise GenerationError("corpus_limit must be at least 1")
+
+
+@dataclass(frozen=True)
+class QueryPair:
+    """One query and the one paragraph relevant to it; ``source_id`` is the query a translation came from."""
+
+    qid: str
+    query: str
+    doc_id: str
+    source_id: str | None = None
+
+
+def doc_id(lang: str, text: str) -> str:
+    """Content-derived id: the same paragraph gets the same id in every build."""
+    return f"{lang}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:16]}"
