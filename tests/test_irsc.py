@@ -10,6 +10,7 @@ from pathlib import Path
 
 import mteb
 import pytest
+from huggingface_hub import DatasetCard
 
 import airbench_mteb  # noqa: F401  (registers the tasks)
 from airbench_mteb.commands import generate_irsc
@@ -74,6 +75,12 @@ def test_offline_build_contents(built: Path):
     assert "no titles" in skipped[("zh", "title")]
     assert "LLM" in skipped[("c2e", "part")] and "LLM" in skipped[("e2c", "keyword")]
     assert not (root / "c2e").exists()
+    card = DatasetCard.load(root / "README.md")
+    yaml = card.data.to_dict()
+    assert yaml["language"] == ["en", "zh"] and yaml["task_categories"] == ["text-retrieval"]
+    assert yaml["license"] == "unknown" and yaml["size_categories"] == ["n<1K"]  # 100 paragraphs, 120 queries
+    assert yaml["pretty_name"].startswith("IRSC") and yaml["provenance"]["seed"] == 7
+    assert "| mixed | en, zh | title 12, part 24, keyword 24 |" in card.text and "LLM: none" in card.text
     corpus = {lang: read_corpus_jsonl(root / "corpus" / f"{lang}.jsonl") for lang in ("en", "zh")}
     assert {len(c) for c in corpus.values()} == {50}
     for setting, lang in (("en", "en"), ("zh", "zh")):

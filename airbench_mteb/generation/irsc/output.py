@@ -21,11 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.catalog.irsc import LANGUAGES, corpus_languages
+from airbench_mteb.data.dataset_card import write_dataset_card
 from airbench_mteb.data.files import atomic_write, write_jsonl, write_tsv
 from airbench_mteb.generation.irsc.records import BuildConfig, QueryPair
 
 FORMAT_VERSION = 1
 FOLDER = "irsc"
+# the manifest's record of how the data was made, repeated in the card's front matter
+PROVENANCE = ("format", "seed", "per_task", "cross_per_task", "corpus_limit", "llm")
 
 
 def manifest(config: BuildConfig, sources: Mapping[str, int], corpus: Mapping[str, Mapping[str, str]],
@@ -61,8 +64,7 @@ def write_folder(root: Path, corpus: Mapping[str, Mapping[str, str]],
                       ((p.qid, p.doc_id, 1) for p in task_pairs))
     with atomic_write(root / "manifest.json") as handle:
         handle.write(json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
-    with atomic_write(root / "README.md") as handle:
-        handle.write(card(manifest))
+    write_card(root / "README.md", manifest)
 
 
 def publish(out: Path, write: Callable[[Path], None]) -> Path:
@@ -82,17 +84,13 @@ def publish(out: Path, write: Callable[[Path], None]) -> Path:
     return root
 
 
-def card(manifest: dict[str, Any]) -> str:
+def write_card(path: Path, manifest: dict[str, Any]) -> None:
+    """README.md: hub front matter (the build's settings as its provenance), then what was built and skipped."""
     rows = [f"| {s} | {', '.join(info['corpus'])} | " + ", ".join(f"{t} {n}" for t, n in info["tasks"].items()) + " |"
             for s, info in manifest["settings"].items()]
     skipped = [f"- {s['setting']}/{s['task']}: {s['reason']}" for s in manifest["skipped"]] or ["- nothing"]
     sources = [f"- {name}: {count} records" for name, count in manifest["sources"].items()]
-    return "\n".join([
-        "---",
-        "task_categories: [text-retrieval]",
-        "language: [en, zh]",
-        "pretty_name: IRSC (built by airbench-mteb build-irsc)",
-        "---",
+    body = "\n".join([
         "# IRSC benchmark data",
         "",
         "Five query types (query, title, part of paragraph, keyword, summary) -> paragraph, every setting "
@@ -111,3 +109,10 @@ def card(manifest: dict[str, Any]) -> str:
         *sources,
         "",
     ])
+    documents = sum(corpus["documents"] for corpus in manifest["corpus"].values())
+    queries = sum(count for info in manifest["settings"].values() for count in info["tasks"].values())
+    write_dataset_card(path, pretty_name="IRSC (built by airbench-mteb generate irsc)", license="unknown",
+                       languages=list(manifest["corpus"]), task_categories=["text-retrieval"],
+                       task_ids=["document-retrieval"], size=documents + queries, source_datasets=["extended"],
+                       tags=["irsc", "mteb", *(["synthetic"] if manifest["llm"] else [])], body=body,
+                       provenance={key: manifest[key] for key in PROVENANCE})
