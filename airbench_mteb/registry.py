@@ -85,6 +85,19 @@ def register_models(metas: Iterable[ModelMeta]) -> None:
         MODEL_REGISTRY[meta.name] = meta
 
 
+def resolve_model(name_or_folder: str) -> str:
+    """A local model folder becomes a registered ``local/<name>`` model; other names pass through."""
+    from pathlib import Path
+
+    if Path(name_or_folder).is_dir():
+        from airbench_mteb.models.local import local_model_meta
+
+        meta = local_model_meta(name_or_folder)
+        register_models([meta])
+        return str(meta.name)
+    return name_or_folder
+
+
 def guard_results_against_other_data() -> None:
     """Never report results computed on other data than the data a plugin task reads now.
 

@@ -20,24 +20,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from huggingface_hub import DatasetCard
 
+from airbench_mteb.commands.generate_cocktail import parse_llm_spec
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.retrieval_data import Document
-from airbench_mteb.generation.cocktail import (
-    REFUSED,
-    REWRITTEN,
-    UNPARSED,
-    CocktailConfig,
-    LLMSource,
-    generate_cocktail,
-    is_refusal,
-    parse_answer,
-    parse_llm_spec,
-    read_input,
-    rewrite_messages,
-    sample_corpus,
-)
-from airbench_mteb.generation.cocktail_report import jaccard, overlap, quality_report, random_partners, terms
+from airbench_mteb.generation.cocktail import CocktailConfig, LLMSource, generate_cocktail
+from airbench_mteb.generation.cocktail.answers import REFUSED, REWRITTEN, UNPARSED, is_refusal, parse_answer
+from airbench_mteb.generation.cocktail.corpus import read_input
+from airbench_mteb.generation.cocktail.prompts import rewrite_messages
+from airbench_mteb.generation.cocktail.quality import jaccard, overlap, quality_report, random_partners, terms
+from airbench_mteb.generation.cocktail.sampling import sample_corpus
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm import Completion, LLMClient, LLMParams, ParseError, ResponseCache
 from airbench_mteb.generation.llm.local_server import llama_server
@@ -228,6 +221,12 @@ def test_a_real_two_llm_run_loads_as_a_multi_source_folder(generated: Path, smal
     qrels = (generated / "qrels" / "test.tsv").read_text().splitlines()
     assert qrels[0] == "query-id\tcorpus-id\tscore" and len(qrels) == 1 + 5 and "Sports_d64" not in "".join(qrels)
     assert calls(generated) == 12
+    # the card carries the hub's YAML: what the data is, and how it was made
+    card = DatasetCard.load(generated / "README.md")
+    assert (card.data.license, card.data.language, card.data.size_categories) == ("unknown", ["en"], ["n<1K"])
+    assert card.data.task_categories == ["text-retrieval"] and card.data.pretty_name == "co*cktail-style nq-utd-small"
+    assert card.data.provenance["sources"][SOURCES[1]]["temperature"] == 0.7
+    assert card.text.lstrip().startswith("# co*cktail-style dataset from ")
 
 
 def test_sigkill_then_resume_repeats_no_call_and_writes_the_same_files(generated: Path, small_corpus: Path,
@@ -300,6 +299,19 @@ def test_refused_and_unparsed_rewrites_keep_the_human_text_with_a_flag(small_cor
                            max_docs=6, seed=3, max_words=80)
     with pytest.raises(GenerationError, match="give the new LLM another name"):
         asyncio.run(generate_cocktail(other, {"scripted": LLMClient(backend)}, tmp_path / "out"))
+
+
+def test_progress_bar_follows_show_progress(small_corpus: Path, tmp_path: Path,
+                                            capfd: pytest.CaptureFixture[str]) -> None:
+    config = CocktailConfig(corpus=str(small_corpus), sources=(LLMSource("scripted", "scripted"),), max_docs=6,
+                            seed=3, max_words=80)
+    backend = ScriptedBackend({}, default="Rewritten Text: A rewritten news text.")
+    for show_progress in (True, False):
+        out = tmp_path / str(show_progress)
+        client = LLMClient(backend, ResponseCache(out / ".work" / "cache.sqlite"))
+        asyncio.run(generate_cocktail(config, {"scripted": client}, out, show_progress=show_progress))
+        client.cache.close()
+        assert ("rewrites" in capfd.readouterr().err) == show_progress
 
 
 def test_the_generated_folder_gives_relative_delta_through_the_bias_command(generated: Path, tmp_path: Path) -> None:

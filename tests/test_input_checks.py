@@ -11,7 +11,7 @@ import pytrec_eval
 
 import airbench_mteb.data.beir_folder
 import airbench_mteb.data.cocktail_source
-import airbench_mteb.generation.cocktail
+import airbench_mteb.generation.cocktail.corpus
 import airbench_mteb.tasks.irsc
 from airbench_mteb.catalog import airbench_entries
 from airbench_mteb.data import DatasetError
@@ -20,7 +20,7 @@ from airbench_mteb.data.beir_folder import read_beir_folder
 from airbench_mteb.data.cocktail_source import read_multi_source_split, read_source_corpora
 from airbench_mteb.data.qrels import RELEVANCE_MAX, read_qrels_jsonl, read_qrels_tsv
 from airbench_mteb.data.retrieval_data import read_corpus_jsonl, read_queries_jsonl
-from airbench_mteb.generation.cocktail import read_input
+from airbench_mteb.generation.cocktail.corpus import read_input
 from tests.conftest import SHARED_DATA
 
 NQ_UTD = SHARED_DATA / "cocktail" / "nq-utd"
@@ -48,7 +48,7 @@ def _judgments(qrels: dict[str, dict[str, int]]) -> int:
 # --- finding 3: a qrels TSV without a header keeps its first line, in every reader --------------
 
 @pytest.mark.parametrize("module", [airbench_mteb.data.cocktail_source, airbench_mteb.data.beir_folder,
-                                    airbench_mteb.tasks.irsc, airbench_mteb.generation.cocktail])
+                                    airbench_mteb.tasks.irsc, airbench_mteb.generation.cocktail.corpus])
 def test_every_family_and_generator_reads_qrels_with_the_one_reader(module) -> None:
     assert module.read_qrels_tsv is read_qrels_tsv
 

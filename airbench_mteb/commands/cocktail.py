@@ -17,7 +17,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from airbench_mteb.commands.run import apply_data_dir, resolve_model_argument
+from airbench_mteb.commands.run import apply_data_dir
+from airbench_mteb.registry import resolve_model
 
 SUMMARY_CUTOFFS = (1, 3, 5)
 
@@ -66,7 +67,7 @@ def bias(args: argparse.Namespace) -> int:
     import mteb
 
     tasks = _tasks(args)
-    model = mteb.get_model(resolve_model_argument(args.model))
+    model = mteb.get_model(resolve_model(args.model))
     options: dict[str, Any] = {"cache": mteb.ResultCache(args.output_folder)} if args.output_folder else {}
     results = mteb.evaluate(model, tasks, encode_kwargs={"batch_size": args.batch_size} if args.batch_size else {},
                             overwrite_strategy=args.overwrite_strategy, **options)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir, resolve_model_argument
+from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.registry import resolve_model
 
 
 def _encode(args: argparse.Namespace) -> int:
@@ -18,7 +19,7 @@ def _encode(args: argparse.Namespace) -> int:
         raise SystemExit("airbench-mteb encode: needs Ray: pip install 'airbench-mteb[distributed]'")
 
     apply_data_dir(args)
-    model = resolve_model_argument(args.model)
+    model = resolve_model(args.model)
     try:
         if args.benchmarks:
             tasks = [task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks]

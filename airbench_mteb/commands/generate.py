@@ -18,8 +18,8 @@ from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_
 
 GENERATORS = (
     "airbench_mteb.commands.generate:register_airbench",
-    "airbench_mteb.generation.cocktail:register_generator",
-    "airbench_mteb.generation.cocktail_report:register_generator",
+    "airbench_mteb.commands.generate_cocktail:register_generator",
+    "airbench_mteb.commands.generate_cocktail:register_report",
 )
 
 

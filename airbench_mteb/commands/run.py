@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from airbench_mteb.commands.names import UnknownNameError, check_benchmark_names, check_model_name, check_task_names
-from airbench_mteb.registry import add_mteb_cli_commands, register_models
+from airbench_mteb.registry import add_mteb_cli_commands, register_models, resolve_model
 from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure
 
 
@@ -23,22 +23,11 @@ def apply_data_dir(args: argparse.Namespace) -> None:
             raise SystemExit(f"airbench-mteb: {error}") from None
 
 
-def resolve_model_argument(model: str) -> str:
-    """A local model folder becomes a registered ``local/<name>`` model; other names pass through."""
-    if Path(model).is_dir():
-        from airbench_mteb.models.local import local_model_meta
-
-        meta = local_model_meta(model)
-        register_models([meta])
-        return str(meta.name)
-    return model
-
-
 def model_argument(model: str, revision: str | None = None) -> str:
     """The registered name of ``model`` (a name or a local folder); :class:`UnknownNameError` if it cannot run."""
     if Path(model).is_dir():
         try:
-            return resolve_model_argument(model)
+            return resolve_model(model)
         except ValueError as error:  # a folder without a model in it
             raise UnknownNameError(str(error)) from None
     check_model_name(model, revision)

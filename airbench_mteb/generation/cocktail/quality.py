@@ -10,8 +10,8 @@ would only inflate them. Output: ``report.md``, ``report.json`` and PNG plots.
 
 from __future__ import annotations
 
-import argparse
 import json
+import logging
 import random
 import re
 from collections.abc import Sequence
@@ -20,10 +20,16 @@ from typing import Any
 
 import numpy as np
 
+from airbench_mteb.data.cocktail_source import read_source_corpora
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, read_jsonl
-from airbench_mteb.generation.cocktail import HUMAN, MANIFEST, REWRITTEN, word_count
+from airbench_mteb.generation.cocktail.answers import REWRITTEN
+from airbench_mteb.generation.cocktail.config import HUMAN
+from airbench_mteb.generation.cocktail.output import MANIFEST
+from airbench_mteb.generation.cocktail.sampling import word_count
 from airbench_mteb.generation.errors import GenerationError
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "airbench-mteb/all-MiniLM-L6-v2"
 K_VALUES = (1, 3, 5, 10)
@@ -59,33 +65,30 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, str]]
     if not manifest_path.is_file():
         raise DatasetError(f"not a folder made by `generate cocktail` (no {MANIFEST})", path=manifest_path)
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    texts: dict[str, dict[str, str]] = {}
-    outcomes: dict[str, dict[str, str]] = {}
-    for source in [HUMAN, *manifest["sources"]]:
-        path = folder / "corpus" / f"{source}.jsonl"
-        texts[source], outcome = {}, {}
-        for _, row in read_jsonl(path):
-            texts[source][row["_id"]] = row["text"]
-            outcome[row["_id"]] = (row.get("metadata") or {}).get("rewrite", "")
-        if source != HUMAN:
-            outcomes[source] = outcome
-            if texts[source].keys() != texts[HUMAN].keys():
-                raise DatasetError(f"ids differ from corpus/{HUMAN}.jsonl", path=path)
+    sources = read_source_corpora(folder, {source: source for source in [HUMAN, *manifest["sources"]]})
+    texts = {source: dict(zip(corpus["id"], corpus["text"], strict=True)) for source, corpus in sources.corpora.items()}
+    outcomes = {source: rewrite_outcomes(sources.paths[source]) for source in manifest["sources"]}
     return manifest, texts, outcomes
+
+
+def rewrite_outcomes(path: Path) -> dict[str, str]:
+    """``{id: metadata.rewrite}`` of a generated source corpus: the generator's flag, which corpus readers drop."""
+    return {row["_id"]: (row.get("metadata") or {}).get("rewrite", "") for _, row in read_jsonl(path)}
 
 
 def sole_corpus_scores(folder: Path, sources: Sequence[str], models: Sequence[str]) -> dict[str, Any]:
     """Table 8: ``{model: {split: {setting: {ndcg_at_k: value}}}}`` with each source's corpus alone."""
     import mteb
 
-    from airbench_mteb.commands.run import resolve_model_argument
+    from airbench_mteb.registry import resolve_model
     from airbench_mteb.tasks.cocktail import make_source_bias_task
 
     task = make_source_bias_task(folder, list(sources), name=f"CocktailGenerated_{folder.name}",
-                                 settings=list(sources), register=False)
+                                 settings=list(sources))
     table: dict[str, Any] = {}
     for name in models:
-        model = mteb.get_model(resolve_model_argument(name))
+        logger.info("scoring %s on each corpus alone", name)
+        model = mteb.get_model(resolve_model(name))
         result = mteb.evaluate(model, task, cache=None, show_progress_bar=False).task_results[0]
         table[name] = {split: {s["hf_subset"]: {f"ndcg_at_{k}": s[f"ndcg_at_{k}"] for k in K_VALUES}
                                for s in subsets}
@@ -204,7 +207,7 @@ def quality_report(folder: str | Path, out: str | Path, *, models: Sequence[str]
     return figures
 
 
-def _pm(stats: dict[str, float] | None) -> str:
+def plus_minus(stats: dict[str, float] | None) -> str:
     return f"{stats['mean']:.3f} ± {stats['std']:.3f}" if stats else "n/a"
 
 
@@ -230,8 +233,8 @@ def render_markdown(figures: dict[str, Any], manifest: dict[str, Any]) -> str:
               "identical to human |", "|---|---|---|---|---|---|---|"]
     for source in llms:
         e = figures["sources"][source]
-        lines.append(f"| {source} | {_pm(e.get('jaccard'))} | {_pm(e.get('overlap'))} | "
-                     f"{_pm(e.get('cosine_matching'))} | {_pm(e.get('cosine_random'))} | "
+        lines.append(f"| {source} | {plus_minus(e.get('jaccard'))} | {plus_minus(e.get('overlap'))} | "
+                     f"{plus_minus(e.get('cosine_matching'))} | {plus_minus(e.get('cosine_random'))} | "
                      f"{e.get('cosine_matching_at_least_0_9', 'n/a')} | {e.get('identical_to_human', 'n/a')} |")
     if "term_similarity.png" in figures["plots"]:
         lines += ["", "![term similarity](term_similarity.png)", "", "![cosine](cosine.png)"]
@@ -245,27 +248,3 @@ def render_markdown(figures: dict[str, Any], manifest: dict[str, Any]) -> str:
                              + " | ".join(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in K_VALUES) + " |")
     lines += ["", "![sole corpus](sole_corpus.png)", ""]
     return "\n".join(lines)
-
-
-def _command(args: argparse.Namespace) -> int:
-    figures = quality_report(args.data, args.out, models=args.model or [DEFAULT_MODEL], embedder=args.embedder,
-                             seed=args.seed)
-    for source, entry in figures["sources"].items():
-        print(f"{source}: rewritten {entry['rewritten']}/{figures['documents']}, cosine matching "
-              f"{_pm(entry.get('cosine_matching'))} vs random {_pm(entry.get('cosine_random'))}, Jaccard "
-              f"{_pm(entry.get('jaccard'))}")
-    print(f"report written to {Path(args.out) / 'report.md'}")
-    return 0
-
-
-def register_generator(generators: argparse._SubParsersAction) -> None:
-    parser = generators.add_parser("cocktail-report", help="quality report of a `generate cocktail` folder "
-                                                           "(lengths, term overlap, cosine, each corpus alone)")
-    parser.add_argument("--data", type=Path, required=True, help="the folder `generate cocktail` wrote")
-    parser.add_argument("--out", type=Path, required=True, help="report folder (report.md, report.json, PNGs)")
-    parser.add_argument("--model", action="append",
-                        help=f"retrieval model for the each-corpus-alone table (repeatable; default {DEFAULT_MODEL})")
-    parser.add_argument("--embedder", default="minilm", help="embeddings for the cosine figures: minilm, e5 or a "
-                                                             "sentence-transformers folder")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random pairs")
-    parser.set_defaults(func=_command)

@@ -1,0 +1,148 @@
+"""`airbench-mteb generate cocktail` and `generate cocktail-report`: the co*cktail generator's command line.
+
+Each ``--llm`` is ``NAME [BACKEND] [model=M] [base-url=U] [temperature=T]``; what a spec omits comes
+from the shared LLM options (``commands/llm_arguments.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args
+from airbench_mteb.generation.cocktail import CocktailConfig, CocktailRun, LLMSource
+from airbench_mteb.generation.cocktail.answers import FAILED
+from airbench_mteb.generation.cocktail.output import write_run_account
+from airbench_mteb.generation.cocktail.quality import DEFAULT_MODEL, plus_minus, quality_report
+from airbench_mteb.generation.errors import GenerationError
+from airbench_mteb.generation.llm.credentials import refuse_credentials
+
+if TYPE_CHECKING:
+    from airbench_mteb.generation.llm import LLMClient
+
+_SPEC_KEYS = {"model": "model", "base-url": "base_url", "base_url": "base_url", "temperature": "temperature"}
+
+
+def parse_llm_spec(values: Sequence[str], *, backend: str, model: str | None, base_url: str | None,
+                   temperature: float) -> LLMSource:
+    """``NAME [BACKEND] [model=M] [base-url=U] [temperature=T]``; what is not given comes from the defaults
+    (the ``--backend``/``--model``/``--base-url``/``--temperature`` options)."""
+    if not values:
+        raise GenerationError("--llm needs a source name")
+    name, *rest = values
+    settings: dict[str, Any] = {"backend": backend, "model": model, "base_url": base_url, "temperature": temperature}
+    if rest and "=" not in rest[0]:
+        settings["backend"], *rest = rest
+    for item in rest:
+        key, sep, value = item.partition("=")
+        if not sep or key not in _SPEC_KEYS:
+            raise GenerationError(f"--llm {name}: cannot read {item!r}; use model=..., base-url=..., temperature=...")
+        settings[_SPEC_KEYS[key]] = value
+    try:
+        settings["temperature"] = float(settings["temperature"])
+    except ValueError:
+        raise GenerationError(f"--llm {name}: temperature must be a number, got {settings['temperature']!r}") from None
+    if settings["base_url"]:
+        refuse_credentials(settings["base_url"])  # the spec is journaled and published
+    return LLMSource(name=name, **settings)
+
+
+async def _run_with_clients(args: argparse.Namespace, cocktail_run: CocktailRun,
+                            sources: Sequence[LLMSource]) -> dict[str, Any]:
+    """One client per endpoint (sources on one endpoint share it); each endpoint's account is printed and
+    written to ``run_account.json``, also when the run fails."""
+    by_endpoint: dict[tuple[str, str | None, str | None], LLMClient] = {}
+    try:
+        for source in sources:
+            if source.endpoint not in by_endpoint:
+                endpoint_args = argparse.Namespace(**{**vars(args), "backend": source.backend,
+                                                      "model": source.model, "base_url": source.base_url})
+                by_endpoint[source.endpoint] = client_from_args(endpoint_args, args.out)
+        return await cocktail_run.run({s.name: by_endpoint[s.endpoint] for s in sources}, args.concurrency,
+                                      show_progress=True)
+    finally:
+        cocktail_run.close()
+        accounts: dict[str, dict[str, Any]] = {}
+        for endpoint, client in by_endpoint.items():
+            names = ",".join(s.name for s in sources if s.endpoint == endpoint)
+            label = f"{names} ({endpoint[0]}:{client.backend.model})"
+            accounts[label] = client.account.as_dict()
+            await client.aclose()
+            print(f"LLM {label}: {client.account.summary()}")
+        if accounts:
+            write_run_account(args.out, accounts)
+
+
+def _cocktail(args: argparse.Namespace) -> int:
+    sources = tuple(parse_llm_spec(values, backend=args.backend, model=args.model, base_url=args.base_url,
+                                   temperature=args.temperature) for values in args.llm)
+    config = CocktailConfig(corpus=str(args.corpus), sources=sources, max_docs=args.max_docs, seed=args.seed,
+                            min_words=args.min_words, max_words=args.max_words, max_tokens=args.max_tokens,
+                            require_marker=args.require_marker, max_failures=args.max_failures,
+                            language=args.language)
+    cocktail_run = CocktailRun(config, args.out)  # bad input fails here, before a model is loaded
+    manifest = asyncio.run(_run_with_clients(args, cocktail_run, sources))
+    print(f"dataset written to {args.out} (card: {args.out / 'README.md'})")
+    failed = sum(s["outcomes"].get(FAILED, 0) for s in manifest["sources"].values())
+    if failed:
+        print(f"airbench-mteb generate cocktail: {failed} rewrites failed and hold the human text; run the same "
+              "command again to retry them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register_generator(generators: argparse._SubParsersAction) -> None:
+    parser = generators.add_parser(
+        "cocktail", help="a co*cktail-style mixed human/LLM corpus from a BEIR folder, one source per LLM",
+        description="Rewrite every document of a BEIR folder with each LLM (co*cktail's prompt, no query "
+                    "information). Each --llm is NAME [BACKEND] [model=M] [base-url=U] [temperature=T], e.g. "
+                    "--llm smollm2-tmp0.2 llamacpp  --llm gpt-4o-mini-tmp0.2 openai model=gpt-4o-mini; what a "
+                    "spec omits comes from --backend/--model/--base-url/--temperature.")
+    parser.add_argument("--corpus", type=Path, required=True,
+                        help="BEIR folder: corpus.jsonl (or corpus/human.jsonl), queries.jsonl, qrels/<split>.tsv")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (also the resume point)")
+    parser.add_argument("--llm", nargs="+", action="append", metavar="SPEC", required=True,
+                        help="one LLM source: NAME [BACKEND] [model=M] [base-url=U] [temperature=T] (repeatable)")
+    parser.add_argument("--max-docs", type=int, default=None,
+                        help="keep every judged document and top up with random ones to this many (default: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--min-words", type=int, default=10)
+    parser.add_argument("--max-words", type=int, default=2000)
+    parser.add_argument("--require-marker", action="store_true",
+                        help="treat an answer without 'Rewritten Text:' as unparsed (retried, then kept human)")
+    parser.add_argument("--max-failures", type=int, default=20, help="failed LLM calls before the run stops")
+    parser.add_argument("--language", default="en", help="ISO 639-1 code of the corpus, for the dataset card")
+    add_llm_arguments(parser)
+    parser.set_defaults(func=_cocktail, temperature=0.2, max_tokens=4096)
+
+
+def _report_summary(figures: Mapping[str, Any]) -> None:
+    for source, entry in figures["sources"].items():
+        print(f"{source}: rewritten {entry['rewritten']}/{figures['documents']}, cosine matching "
+              f"{plus_minus(entry.get('cosine_matching'))} vs random {plus_minus(entry.get('cosine_random'))}, "
+              f"Jaccard {plus_minus(entry.get('jaccard'))}")
+
+
+def _cocktail_report(args: argparse.Namespace) -> int:
+    figures = quality_report(args.data, args.out, models=args.model or [DEFAULT_MODEL],
+                             embedder=args.embedder, seed=args.seed)
+    _report_summary(figures)
+    print(f"report written to {Path(args.out) / 'report.md'}")
+    return 0
+
+
+def register_report(generators: argparse._SubParsersAction) -> None:
+    parser = generators.add_parser("cocktail-report", help="quality report of a `generate cocktail` folder "
+                                                           "(lengths, term overlap, cosine, each corpus alone)")
+    parser.add_argument("--data", type=Path, required=True, help="the folder `generate cocktail` wrote")
+    parser.add_argument("--out", type=Path, required=True, help="report folder (report.md, report.json, PNGs)")
+    parser.add_argument("--model", action="append",
+                        help=f"retrieval model for the each-corpus-alone table (repeatable; default {DEFAULT_MODEL})")
+    parser.add_argument("--embedder", default="minilm", help="embeddings for the cosine figures: minilm, e5 or a "
+                                                             "sentence-transformers folder")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random pairs")
+    parser.set_defaults(func=_cocktail_report)
