@@ -22,7 +22,7 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (bundled model aliases)
 from airbench_mteb import cli
-from airbench_mteb.commands import beir as beir_command
+from airbench_mteb.data.beir_export import export_task
 from airbench_mteb.data.beir_folder import read_beir_folder, write_beir_folder
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
@@ -446,9 +446,23 @@ def test_export_beir_writes_a_plugin_task(airbench_mirror: Path, tmp_path: Path,
 
 
 def test_export_writes_one_folder_per_subset(tmp_path: Path) -> None:
-    written = beir_command.export_task(BeirComparisonTask(), tmp_path)
+    written = export_task(BeirComparisonTask(), tmp_path)
     assert written == [tmp_path / "first", tmp_path / "second"]
     second = make_splits(list(_documents()[40:]))
     for split, data in second.items():
         back = read_beir_folder(tmp_path / "second", split)
         assert (back.corpus, back.queries, back.qrels) == (data.corpus, data.queries, data.qrels)
+
+
+def test_export_streams_the_tasks_arrow_corpus_and_refuses_splits_with_different_corpora(tmp_path: Path) -> None:
+    task = BeirComparisonTask()
+    task.load_data()
+    first, second = task.dataset["first"], task.dataset["second"]
+    data = RetrievalData.from_mteb(first["test"], "first/test")
+    assert data.corpus is first["test"]["corpus"]  # the task's Arrow table itself, not a Python copy
+    written = write_beir_folder({"dev": RetrievalData.from_mteb(first["dev"], "first/dev"), "test": data},
+                                tmp_path / "first")
+    assert read_beir_folder(written, "test").corpus == make_splits(list(_documents()[:40]))["test"].corpus
+    with pytest.raises(DatasetError, match="splits 'dev' and 'test' have different corpora"):
+        write_beir_folder({"dev": RetrievalData.from_mteb(second["dev"], "second/dev"), "test": data},
+                          tmp_path / "mixed")

@@ -19,7 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Any
 
-from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
+from airbench_mteb.data.arrow_corpus import BATCH_ROWS, corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.data.qrels import TSV_HEADER, KnownIds, Qrels, read_qrels_tsv
@@ -36,7 +36,8 @@ def write_beir_folder(data: RetrievalData | Mapping[str, RetrievalData], folder:
                       split: str = "test") -> Path:
     """Write one dataset (``split`` names it) or ``{split: data}`` sharing one corpus as a BEIR folder.
 
-    The corpus is written once; ``queries.jsonl`` holds the queries of every split. Every file is
+    The corpus (a dict, or an Arrow corpus streamed out batch by batch) is written once;
+    ``queries.jsonl`` holds the queries of every split. Every file is
     written completely to a temporary file first, and the files are renamed into place only
     when all of them are written, so an error leaves the folder as it was.
 
@@ -57,9 +58,7 @@ def write_beir_folder(data: RetrievalData | Mapping[str, RetrievalData], folder:
 
     folder = Path(folder)
     with ExitStack() as stack:
-        _write_lines(stack.enter_context(atomic_write(folder / CORPUS_FILE)),
-                     (json.dumps({"_id": doc_id, "title": doc.title, "text": doc.text}, ensure_ascii=False)
-                      for doc_id, doc in corpus.items()))
+        _write_lines(stack.enter_context(atomic_write(folder / CORPUS_FILE)), _corpus_lines(corpus))
         _write_lines(stack.enter_context(atomic_write(folder / QUERIES_FILE)),
                      (json.dumps({"_id": qid, "text": text}, ensure_ascii=False) for qid, text in queries.items()))
         for name, split_data in splits.items():
@@ -141,13 +140,41 @@ def beir_splits(folder: str | Path) -> list[str]:
     return sorted(path.stem for path in (Path(folder) / QRELS_DIR).glob("*.tsv"))
 
 
-def _shared_corpus(splits: Mapping[str, RetrievalData]) -> dict[str, Document]:
+def _shared_corpus(splits: Mapping[str, RetrievalData]) -> dict[str, Document] | Any:
     (first_split, first), *others = splits.items()
     for name, split_data in others:
-        if split_data.corpus is not first.corpus and split_data.corpus != first.corpus:
+        if not _same_corpus(first.corpus, split_data.corpus):
             raise DatasetError(f"splits {first_split!r} and {name!r} have different corpora, but a BEIR folder "
                                "holds one corpus: write them to separate folders")
     return first.corpus
+
+
+def _same_corpus(first: dict[str, Document] | Any, other: dict[str, Document] | Any) -> bool:
+    if first is other:
+        return True
+    if isinstance(first, dict) or isinstance(other, dict):
+        return first == other
+    # two Arrow corpora: compared batch by batch, never whole on the Python heap
+    return (len(first) == len(other) and first.column_names == other.column_names
+            and all(a == b for a, b in zip(first.iter(batch_size=BATCH_ROWS), other.iter(batch_size=BATCH_ROWS),
+                                           strict=True)))
+
+
+def _corpus_lines(corpus: dict[str, Document] | Any) -> Iterator[str]:
+    """``corpus.jsonl`` lines of a dict corpus, or of an Arrow corpus streamed in batches."""
+    if isinstance(corpus, dict):
+        for doc_id, doc in corpus.items():
+            yield _corpus_line(doc_id, doc.title, doc.text)
+        return
+    has_titles = "title" in corpus.column_names
+    for batch in corpus.iter(batch_size=BATCH_ROWS):
+        titles = batch["title"] if has_titles else [""] * len(batch["id"])
+        for doc_id, title, text in zip(batch["id"], titles, batch["text"], strict=True):
+            yield _corpus_line(str(doc_id), title or "", text or "")
+
+
+def _corpus_line(doc_id: str, title: str, text: str) -> str:
+    return json.dumps({"_id": doc_id, "title": title, "text": text}, ensure_ascii=False)
 
 
 def _merged_queries(splits: Mapping[str, RetrievalData]) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,30 @@ class RetrievalData:
             })
         queries = Dataset.from_dict({"id": list(self.queries), "text": list(self.queries.values())})
         return {"corpus": corpus, "queries": queries, "relevant_docs": self.qrels, "top_ranked": None}
+
+    @classmethod
+    def from_mteb(cls, split_data: Mapping[str, Any], where: str) -> RetrievalData:
+        """The inverse of :meth:`to_mteb` for one loaded (subset, split) of an MTEB retrieval task.
+
+        The corpus stays the task's Arrow table (ids as strings); ``where`` names the split in errors.
+        """
+        if split_data.get("top_ranked"):
+            raise DatasetError(f"{where} re-ranks given candidates (top_ranked), which a BEIR folder cannot hold")
+        from datasets import Value
+
+        corpus = split_data["corpus"]
+        if corpus.features["id"].dtype != "string":
+            corpus = corpus.cast_column("id", Value("string"))
+        queries = {}
+        for qid, text in zip(split_data["queries"]["id"], split_data["queries"]["text"], strict=True):
+            if not isinstance(text, str):
+                raise DatasetError(f"{where}: query text is a {type(text).__name__}, not a string; BEIR queries "
+                                   "are plain text", item_id=str(qid))
+            queries[str(qid)] = text
+        qrels = {str(qid): {str(doc): int(rel) for doc, rel in docs.items()}
+                 for qid, docs in split_data["relevant_docs"].items()}
+        return cls(corpus=corpus, queries=queries, qrels=qrels, origin={"corpus": where, "queries": where,
+                                                                         "qrels": where})
 
 
 def _unique(kind: str, item_id: str, seen: dict[str, int], path: Path, line: int) -> None:
