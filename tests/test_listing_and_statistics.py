@@ -14,7 +14,7 @@ from airbench_mteb.catalog import airbench_entries
 from airbench_mteb.cli import main
 from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.generation.irsc import BuildConfig, build_irsc
-from airbench_mteb.generation.irsc_sources import peoples_daily_records, wikipedia_sample_records
+from airbench_mteb.generation.irsc.sources import peoples_daily_records, wikipedia_sample_records
 from airbench_mteb.tasks.statistics import SHIPPED_STATS
 from tests.airbench_mirror import english_documents, write_entry
 from tests.conftest import SHARED_DATA
@@ -90,9 +90,9 @@ def test_airbench_statistics_are_the_catalogs_sizes() -> None:
         assert set(metadata.n_samples) == set(metadata.eval_splits)
         for split in metadata.eval_splits:
             stats = metadata.descriptive_stats[split]
-            assert stats["num_documents"] == entry.size["corpus"]
-            assert metadata.n_samples[split] == entry.size["corpus"] + entry.size["queries"][split]
-            assert stats["relevant_docs_statistics"]["num_relevant_docs"] == entry.labels[split]["pos_num"]
+            assert stats["num_documents"] == entry.size.corpus
+            assert metadata.n_samples[split] == entry.size.corpus + entry.size.queries[split]
+            assert stats["relevant_docs_statistics"]["num_relevant_docs"] == entry.labels[split].pos_num
 
 
 def test_airbench_statistics_from_a_mirror_go_with_it_and_leave_out_a_closed_book_split(

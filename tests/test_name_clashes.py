@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ BUILT_IN = "AIR-Bench_24.05_qa_news_en"
 
 def _entry(version: str) -> dict:
     source = next(e for e in airbench_entries() if e.task_name == BUILT_IN)
-    entry = {k: v for k, v in asdict(source).items() if k != "data_dir"}
+    entry = source.model_dump(mode="json", exclude={"data_dir"})
     entry.update(version=version, revision="local")
     return entry
 
@@ -35,9 +34,7 @@ def _generated_folder(root: Path, version: str) -> Path:
 def catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "catalog.json"
     monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(path))
-    airbench_entries.cache_clear()
-    yield path
-    airbench_entries.cache_clear()
+    return path
 
 
 def test_register_dataset_refuses_the_name_of_a_built_in_task(catalog: Path, tmp_path: Path,
@@ -68,7 +65,6 @@ def _broken_catalog(path: Path, good_dir: Path) -> None:
     clashing = dict(_entry("AIR-Bench_24.05"), data_dir=str(good_dir))
     good = dict(_entry("custom"), data_dir=str(good_dir))
     path.write_text(json.dumps({"datasets": [malformed, clashing, good]}))
-    airbench_entries.cache_clear()  # _entry read the catalog before it was written
 
 
 def test_broken_user_entries_are_skipped_with_a_warning_naming_them(catalog: Path, tmp_path: Path) -> None:
@@ -76,7 +72,8 @@ def test_broken_user_entries_are_skipped_with_a_warning_naming_them(catalog: Pat
     with pytest.warns(UserWarning) as caught:
         names = [e.task_name for e in airbench_entries()]
     messages = [str(w.message) for w in caught]
-    assert any("entry 1 is malformed" in m and str(catalog) in m and "splits" in m for m in messages), messages
+    assert any("entry 1 (broken_qa_news_en) is malformed" in m and str(catalog) in m and "splits" in m
+               for m in messages), messages
     assert any(f"entry 2 of {catalog}" in m and f"{BUILT_IN!r} is already taken" in m for m in messages), messages
     assert len(names) == 98 and names[-1] == "custom_qa_news_en" and names.count(BUILT_IN) == 1
     built_in = next(e for e in airbench_entries() if e.task_name == BUILT_IN)

@@ -100,8 +100,8 @@ def test_register_dataset_makes_a_generated_folder_a_task(airbench_mirror: Path,
     folder = tmp_path / "my-bench"
     for kind in ("qa_news_en", "qrels-qa_news_en-dev", "qrels-qa_news_en"):
         shutil.copytree(airbench_mirror / "AIR-Bench" / kind / "AIR-Bench_24.05", folder / "AIR-Bench" / kind / "custom")
-    entry = {k: v for k, v in vars(source).items() if k != "data_dir"}
-    entry.update(version="custom", revision="local", mteb_domains=list(source.mteb_domains), splits=["dev", "test"])
+    entry = source.model_dump(mode="json", exclude={"data_dir"})
+    entry.update(version="custom", revision="local", splits=["dev", "test"])
     (folder / "catalog_entry.json").write_text(json.dumps(entry))
     catalog = tmp_path / "catalog.json"
     done = _run([str(BIN / "airbench-mteb"), "register-dataset", str(folder)], AIRBENCH_MTEB_CATALOG=str(catalog))

@@ -65,6 +65,7 @@ def entries(facts: dict) -> list[dict]:
                             "source_license": source_license(info["source"]),
                             "release_date": RELEASE_DATES[version],
                             "revision": "main",
+                            "license": "cc-by-nc-sa-4.0",  # all AIR-Bench data (seed 000, section F)
                             "splits": info["splits"],
                             "size": info["size"],
                             "labels": info["labels"],

@@ -6,13 +6,27 @@ catalog; ``irsc.json`` holds the per-task text and the paper's source datasets o
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Literal, get_args
 
-TASKS = ("query", "title", "part", "keyword", "summary")
-LANGUAGES = ("en", "zh")
+from mteb.types import Licenses
+from pydantic import Field
+
+from airbench_mteb.catalog.entries import (
+    TASK_NAME,
+    CatalogEntry,
+    catalog_items,
+    check_unique,
+    entry_label,
+    parse_entry,
+    warn_if_unpinned,
+)
+
+QueryType = Literal["query", "title", "part", "keyword", "summary"]
+Language = Literal["en", "zh"]
+TASKS: tuple[str, ...] = get_args(QueryType)
+LANGUAGES: tuple[str, ...] = get_args(Language)
 SETTINGS = ("en", "zh", "mixed", "c2e", "e2c")
 # cross-lingual setting -> (language of the source queries and of the corpus, language queries are translated to)
 CROSS_SETTINGS = {"c2e": ("en", "zh"), "e2c": ("zh", "en")}
@@ -30,8 +44,68 @@ def corpus_languages(setting: str) -> tuple[str, ...]:
     return (setting,)
 
 
+class IRSCTaskEntry(CatalogEntry):
+    """One of the five IRSC tasks: its query type and how it is described."""
+
+    type: QueryType
+    name: str = Field(pattern=TASK_NAME)
+    label: str
+    description: str
+    paper_datasets: tuple[str, ...]
+
+
+class IRSCSource(CatalogEntry):
+    """A source dataset of the paper on the hub, and which of its fields are query and paragraph."""
+
+    name: str
+    hub: str
+    config: str | None
+    split: str
+    revision: str
+    lang: Language
+    task: QueryType
+    query_field: str | None
+    paragraph_field: str
+    selected_by: str | None = None  # a list column of flags choosing the paragraph (MS MARCO's is_selected)
+
+
+class IRSCCatalog(CatalogEntry):
+    """``catalog/irsc.json``: licence and revision of the built data, the five tasks, the hub sources."""
+
+    license: Licenses
+    revision: str
+    tasks: tuple[IRSCTaskEntry, ...]
+    sources: tuple[IRSCSource, ...]
+
+    def hub_sources(self) -> tuple[IRSCSource, ...]:
+        """The sources to read from the hub; each one on a branch rather than a commit is warned about once."""
+        for source in self.sources:
+            warn_if_unpinned(source.revision, f"IRSC hub source {source.name!r} ({source.hub})")
+        return self.sources
+
+
 @cache
-def irsc_catalog() -> dict[str, Any]:
-    """``catalog/irsc.json``: the five tasks and the paper's source datasets on the hub."""
-    text = resources.files(__package__).joinpath("irsc.json").read_text(encoding="utf-8")
-    return json.loads(text)
+def irsc_catalog() -> IRSCCatalog:
+    """``catalog/irsc.json`` (see :func:`read_irsc_catalog`)."""
+    packaged = resources.files(__package__).joinpath("irsc.json")
+    return read_irsc_catalog(packaged.read_text(encoding="utf-8"), str(packaged))
+
+
+def read_irsc_catalog(text: str, origin: str) -> IRSCCatalog:
+    """An IRSC catalog file, validated.
+
+    Raises:
+        DatasetError: naming ``origin``, the task or source entry and the field at fault.
+    """
+    raw, tasks = catalog_items(text, origin, key="tasks")
+    _, sources = catalog_items(text, origin, key="sources")
+    header = {key: value for key, value in raw.items() if key not in ("tasks", "sources")}
+    catalog = parse_entry(IRSCCatalog, {
+        **header,
+        "tasks": tuple(parse_entry(IRSCTaskEntry, item, origin, "task " + entry_label(item, number))
+                       for number, item in enumerate(tasks, start=1)),
+        "sources": tuple(parse_entry(IRSCSource, item, origin, "source " + entry_label(item, number))
+                         for number, item in enumerate(sources, start=1)),
+    }, origin, "the catalog's header")
+    check_unique([task.name for task in catalog.tasks], origin)
+    return catalog

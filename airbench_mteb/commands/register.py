@@ -1,34 +1,30 @@
-"""`airbench-mteb register-dataset DIR`: make a generated dataset an MTEB task."""
+"""`airbench-mteb register-dataset DIR`: make a generated dataset (AIR-Bench, co*cktail-style or IRSC) MTEB tasks."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from airbench_mteb.catalog import register_user_entry, user_catalog_path
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.catalog.user import folder_entry, register_user_entry, task_names
 from airbench_mteb.registry import task_owner
 
 
 def register_dataset(args: argparse.Namespace) -> int:
-    entry_file = args.folder / "catalog_entry.json"
-    if not entry_file.is_file():
-        raise DatasetError("not a generated dataset (no catalog_entry.json): run `airbench-mteb generate` first",
-                           path=entry_file)
-    try:
-        entry = json.loads(entry_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DatasetError(f"malformed JSON ({error.msg})", path=entry_file, line=error.lineno) from None
-    registered = register_user_entry(entry, args.folder, owner_of=task_owner, replace=args.replace)
-    print(f"registered task {registered.task_name} (data: {registered.data_dir}) in {user_catalog_path()}")
+    entry = folder_entry(args.folder, args.name)
+    catalog = register_user_entry(entry, owner_of=task_owner, replace=args.replace)
+    names = task_names(entry)
+    print(f"registered task{'s' if len(names) > 1 else ''} {', '.join(names)} (data: {entry.data_dir}) in {catalog}")
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("register-dataset",
                                    help="add a generated dataset folder to the task catalog (visible to mteb)")
-    parser.add_argument("folder", type=Path, help="output folder of `airbench-mteb generate airbench`")
+    parser.add_argument("folder", type=Path,
+                        help="output folder of `airbench-mteb generate airbench` (catalog_entry.json), "
+                             "`generate cocktail` (cocktail.json) or `generate irsc` (irsc/manifest.json)")
+    parser.add_argument("--name", help="task name of a co*cktail-style folder (default Cocktail_<folder name>), "
+                                       "or the suffix of an IRSC build's task names (default: the folder name)")
     parser.add_argument("--replace", action="store_true",
                         help="point a task name already registered for another folder at this one")
     parser.set_defaults(func=register_dataset)

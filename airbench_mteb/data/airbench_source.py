@@ -10,11 +10,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
-from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.arrow_corpus import check_arrow_corpus, corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import write_jsonl
@@ -25,12 +24,31 @@ QRELS_KEYS = ("qid", "docid", "relevance")
 logger = logging.getLogger(__name__)
 
 
-def mirror_file(root: Path, entry: AirBenchEntry, location: tuple[str, str]) -> Path:
+class AirBenchDataset(Protocol):
+    """Where one AIR-Bench dataset's files are (``catalog.airbench.AirBenchEntry`` is one)."""
+
+    version: str
+    revision: str
+    splits: tuple[str, ...]
+
+    @property
+    def task_name(self) -> str: ...
+
+    def corpus_location(self) -> tuple[str, str]: ...
+
+    def queries_location(self, split: str) -> tuple[str, str]: ...
+
+    def qrels_location(self, split: str) -> tuple[str, str]: ...
+
+    def is_gated(self, split: str) -> bool: ...
+
+
+def mirror_file(root: Path, entry: AirBenchDataset, location: tuple[str, str]) -> Path:
     repo, split_name = location
     return root / repo / entry.version / f"{split_name}.jsonl"
 
 
-def _hub_token(entry: AirBenchEntry, split: str | None) -> str | None:
+def _hub_token(entry: AirBenchDataset, split: str | None) -> str | None:
     """The hub token (HF_TOKEN, or the one saved by ``hf auth login``) for gated splits, else None.
 
     None also when there is no token: see :func:`qrels_available`.
@@ -42,7 +60,7 @@ def _hub_token(entry: AirBenchEntry, split: str | None) -> str | None:
     return get_token()
 
 
-def _hub_dataset(entry: AirBenchEntry, location: tuple[str, str], split: str | None = None) -> Any:
+def _hub_dataset(entry: AirBenchDataset, location: tuple[str, str], split: str | None = None) -> Any:
     """One hub split as a memory-mapped ``datasets.Dataset`` (downloaded and cached by ``datasets``)."""
     import datasets
 
@@ -55,11 +73,11 @@ def _hub_dataset(entry: AirBenchEntry, location: tuple[str, str], split: str | N
                            item_id=entry.task_name) from error
 
 
-def _hub_rows(entry: AirBenchEntry, location: tuple[str, str], split: str | None = None) -> Iterator[dict[str, Any]]:
+def _hub_rows(entry: AirBenchDataset, location: tuple[str, str], split: str | None = None) -> Iterator[dict[str, Any]]:
     yield from _hub_dataset(entry, location, split)
 
 
-def load_corpus(entry: AirBenchEntry, data_dir: Path | None) -> Any:
+def load_corpus(entry: AirBenchDataset, data_dir: Path | None) -> Any:
     """The corpus as a validated, memory-mapped Arrow ``datasets.Dataset`` (columns id, text)."""
     location = entry.corpus_location()
     if data_dir is not None:
@@ -67,14 +85,14 @@ def load_corpus(entry: AirBenchEntry, data_dir: Path | None) -> Any:
     return check_arrow_corpus(_hub_dataset(entry, location), "/".join(location))
 
 
-def qrels_available(entry: AirBenchEntry, split: str, data_dir: Path | None) -> bool:
+def qrels_available(entry: AirBenchDataset, split: str, data_dir: Path | None) -> bool:
     """False for a closed-book split: its qrels are not in the mirror, or gated on the hub without HF_TOKEN."""
     if data_dir is not None:
         return mirror_file(data_dir, entry, entry.qrels_location(split)).is_file()
     return not entry.is_gated(split) or _hub_token(entry, split) is not None
 
 
-def load_queries_and_qrels(entry: AirBenchEntry, split: str, data_dir: Path | None) -> tuple[dict[str, str], Qrels, dict[str, str]]:
+def load_queries_and_qrels(entry: AirBenchDataset, split: str, data_dir: Path | None) -> tuple[dict[str, str], Qrels, dict[str, str]]:
     """Queries and qrels of one split; the qrels are empty for a closed-book split (see :func:`qrels_available`)."""
     queries_at, qrels_at = entry.queries_location(split), entry.qrels_location(split)
     closed_book = not qrels_available(entry, split, data_dir)
@@ -101,14 +119,14 @@ def load_queries_and_qrels(entry: AirBenchEntry, split: str, data_dir: Path | No
     return queries, qrels, {"queries": "/".join(queries_at), "qrels": "/".join(qrels_at)}
 
 
-def split_files(entry: AirBenchEntry, splits: Iterable[str], data_dir: Path) -> list[Path]:
+def split_files(entry: AirBenchDataset, splits: Iterable[str], data_dir: Path) -> list[Path]:
     """The mirror files that loading these splits reads (qrels only where they exist: closed-book otherwise)."""
     locations = [entry.corpus_location(), *(entry.queries_location(s) for s in splits)]
     qrels = [mirror_file(data_dir, entry, entry.qrels_location(s)) for s in splits]
     return [*(mirror_file(data_dir, entry, at) for at in locations), *(q for q in qrels if q.is_file())]
 
 
-def load_split(entry: AirBenchEntry, split: str, data_dir: Path | None, corpus: Any = None) -> RetrievalData:
+def load_split(entry: AirBenchDataset, split: str, data_dir: Path | None, corpus: Any = None) -> RetrievalData:
     """One validated split; pass ``corpus`` to reuse a corpus already loaded for another split."""
     if corpus is None:
         corpus = load_corpus(entry, data_dir)
@@ -117,7 +135,7 @@ def load_split(entry: AirBenchEntry, split: str, data_dir: Path | None, corpus: 
     return RetrievalData(corpus=corpus, queries=queries, qrels=qrels, origin={**origin, "corpus": str(corpus_at)}).validate()
 
 
-def fill_mirror(entries: list[AirBenchEntry], root: Path, splits: tuple[str, ...] | None = None) -> list[Path]:
+def fill_mirror(entries: list[AirBenchDataset], root: Path, splits: tuple[str, ...] | None = None) -> list[Path]:
     """Download entries from the hub into the mirror layout; files already there are kept (resumable)."""
     written = []
     for entry in tqdm(entries, desc="AIR-Bench datasets", unit="dataset"):

@@ -9,12 +9,14 @@ from typing import Any
 from mteb import Benchmark
 
 from airbench_mteb.catalog import AirBenchEntry, airbench_entries
+from airbench_mteb.catalog.entries import warn_if_unpinned
 from airbench_mteb.data import data_dir
 from airbench_mteb.data.airbench_source import load_corpus, load_split, split_files
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.tasks.base import PluginRetrievalTask
-from airbench_mteb.tasks.statistics import SHIPPED_STATS, PluginTaskMetadata, sizes_only
+from airbench_mteb.tasks.factory import build_task_class, expose
+from airbench_mteb.tasks.statistics import SHIPPED_STATS, sizes_only
 
 # One line per field, as MTEB's citation test wants (bibtexparser 1.x form); a trailing \ joins long ones.
 AIRBENCH_CITATION = """
@@ -49,6 +51,8 @@ class AirBenchTask(PluginRetrievalTask):
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         root = self._mirror()
+        if root is None:
+            warn_if_unpinned(self.entry.revision, f"AIR-Bench task {self.entry.task_name}")
         if getattr(self, "_corpus", None) is None:
             self._corpus = load_corpus(self.entry, root)  # memory-mapped Arrow, shared by the splits
         return load_split(self.entry, split, root, corpus=self._corpus)
@@ -60,7 +64,12 @@ def _description(entry: AirBenchEntry) -> str:
     return (f"AIR-Bench {entry.version.split('_')[-1]} {TYPE_LABELS[entry.task_type]} ({entry.domain}, "
             f"{entry.language}, dataset {entry.dataset}): LLM-generated {kind}, with LLM-generated hard negatives "
             f"and quality control. Corpus: {entry.source_name} ({entry.source_url}; source license: "
-            f"{entry.source_license}).{_gating_note(entry)}")
+            f"{entry.source_license}). Average length in tokens: {_average_lengths(entry)}.{_gating_note(entry)}")
+
+
+def _average_lengths(entry: AirBenchEntry) -> str:
+    return ", ".join(f"{part} {tokens}" if part == "corpus" else f"{part} queries {tokens}"
+                     for part, tokens in entry.avg_tokens.items())
 
 
 def _gating_note(entry: AirBenchEntry) -> str:
@@ -84,8 +93,8 @@ def stats_folder(entry: AirBenchEntry) -> Path:
 
 def catalog_statistics(entry: AirBenchEntry) -> dict[str, Any]:
     """What the catalog knows of each split: corpus and query counts, positive labels (MTEB counts relevance > 0)."""
-    positives = {split: labels["pos_num"] for split, labels in entry.labels.items()}
-    return sizes_only(entry.size["corpus"], entry.size["queries"], positives)
+    positives = {split: labels.pos_num for split, labels in entry.labels.items()}
+    return sizes_only(entry.size.corpus, dict(entry.size.queries), positives)
 
 
 def _class_name(entry: AirBenchEntry) -> str:
@@ -99,36 +108,31 @@ def make_task_class(entry: AirBenchEntry) -> type[AirBenchTask]:
     corpus, queries and dev qrels are open. Gated test qrels do not make the task private; they
     decide whether the test split is scored or closed-book (``data.airbench_source.qrels_available``).
     """
-    metadata = PluginTaskMetadata(
+    return build_task_class(
+        AirBenchTask, _class_name(entry), module=__name__, attributes={"entry": entry},
+        stats_folder=partial(stats_folder, entry), known_stats=partial(catalog_statistics, entry),
         name=entry.task_name,
         description=_description(entry),
         reference="https://github.com/AIR-Bench/AIR-Bench",
         dataset={"path": f"AIR-Bench/{entry.hub_repo}", "revision": entry.revision, "name": entry.version},
-        type="Retrieval",
-        category="t2t",
-        modalities=["text"],
         eval_splits=list(entry.splits),
         eval_langs=[entry.eval_lang],
         main_score=MAIN_SCORES[entry.task_type],
         date=("2024-01-01", entry.release_date),
         domains=list(entry.mteb_domains),
         task_subtypes=["Question answering"] if entry.task_type == "qa" else ["Article retrieval"],
-        license="cc-by-nc-sa-4.0",
+        license=entry.license,
         annotations_creators="LM-generated and reviewed",
-        dialect=[],
         sample_creation="LM-generated and verified",
         bibtex_citation=AIRBENCH_CITATION,
         is_public=True,
-    ).with_statistics(folder=partial(stats_folder, entry), known=partial(catalog_statistics, entry))
-    cls = type(_class_name(entry), (AirBenchTask,), {"metadata": metadata, "entry": entry, "__module__": __name__})
-    cls.__doc__ = metadata.description
-    return cls
+    )
 
 
 @cache
 def airbench_task_classes() -> tuple[type[AirBenchTask], ...]:
     classes = tuple(make_task_class(e) for e in airbench_entries())
-    globals().update({c.__name__: c for c in classes})
+    expose(classes, globals())
     return classes
 
 

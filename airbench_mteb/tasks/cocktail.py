@@ -22,21 +22,22 @@ setting, so the embedding cache encodes it once for all four.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mteb import Benchmark, TaskMetadata
+from mteb import Benchmark
 
+from airbench_mteb.catalog import CocktailEntry, cocktail_entries, user_catalog
+from airbench_mteb.catalog.cocktail import check_sources
+from airbench_mteb.catalog.entries import LOCAL_REVISION, task_name_part, warn_if_unpinned
+from airbench_mteb.catalog.user import CocktailFolderEntry
 from airbench_mteb.data import data_dir
 from airbench_mteb.data.cocktail_source import (
     MIXED,
-    CocktailEntry,
     MultiSourceData,
     SourceCorpora,
-    cocktail_entries,
     corpus_ids,
     doc_sources,
     hub_folder,
@@ -50,7 +51,7 @@ from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.source_bias import source_bias_scores
 from airbench_mteb.settings import current_settings
 from airbench_mteb.tasks.base import PluginRetrievalTask
-from airbench_mteb.tasks.statistics import PluginTaskMetadata
+from airbench_mteb.tasks.factory import build_task_class, expose
 
 COCKTAIL_REFERENCE = "https://aclanthology.org/2024.findings-acl.421"
 # One line per field, as MTEB's citation test wants (bibtexparser 1.x form); a trailing \ joins long ones.
@@ -124,12 +125,16 @@ class CocktailTask(SourceBiasTask):
 
     def dataset_folder(self) -> Path:
         root = data_dir()
-        return mirror_folder(self.entry, root) if root is not None else hub_folder(self.entry)
+        if root is not None:
+            return mirror_folder(self.entry, root)
+        warn_if_unpinned(self.entry.revision, f"co*cktail task {self.entry.task_name}")
+        return hub_folder(self.entry)
 
 
 def _description(entry: CocktailEntry) -> str:
-    return (f"Cocktail {entry.title} ({entry.domain}, {entry.relevance} relevance): the {entry.title} corpus "
-            f"({entry.corpus_size:,} human-written documents; seed data {entry.source_url}, {entry.source_license}) "
+    return (f"Cocktail {entry.title} ({entry.domain}, {entry.relevance} relevance, {entry.test_queries:,} queries in "
+            f"the paper's {entry.paper_split} split): the {entry.title} corpus ({entry.corpus_size:,} human-written "
+            f"documents; seed data {entry.source_url}, {entry.source_license}) "
             "mixed with a Llama-2-7b-chat rewrite of every document, both copies carrying the original relevance "
             "labels. Measures ranking performance and source bias (preference for LLM-generated over "
             "human-written text). Subsets are the settings: 'human', 'llm' (one corpus alone), 'mixed' (both; "
@@ -138,39 +143,34 @@ def _description(entry: CocktailEntry) -> str:
 
 
 def make_task_class(entry: CocktailEntry) -> type[CocktailTask]:
-    """Build the task class of one catalog entry (a real, importable class)."""
-    labels = [label for label, _ in entry.sources]
-    metadata = PluginTaskMetadata(  # statistics shipped in the package: the published data never change
+    """Build the task class of one catalog entry (a real, importable class).
+
+    Its statistics are shipped in the package: the published data never change.
+    """
+    return build_task_class(
+        CocktailTask, entry.task_name, module=__name__, attributes={"entry": entry, "sources": entry.sources},
         name=entry.task_name,
         description=_description(entry),
         reference=COCKTAIL_REFERENCE,
         dataset={"path": entry.hub_repo, "revision": entry.revision},
-        type="Retrieval",
-        category="t2t",
-        modalities=["text"],
         eval_splits=list(entry.eval_splits),
-        eval_langs=eval_langs(labels),
+        eval_langs=eval_langs([label for label, _ in entry.sources]),
         main_score="ndcg_at_1",
         date=entry.date,
         domains=list(entry.mteb_domains),
         task_subtypes=list(entry.task_subtypes),
-        license="mit",
+        license=entry.license,
         annotations_creators=entry.annotations_creators,
-        dialect=[],
         sample_creation="multiple",  # found human-written text plus its LLM rewrite
         bibtex_citation=COCKTAIL_CITATION,
         adapted_from=list(entry.adapted_from) or None,
     )
-    cls = type(entry.task_name, (CocktailTask,), {"metadata": metadata, "entry": entry, "sources": entry.sources,
-                                                  "__module__": __name__})
-    cls.__doc__ = metadata.description
-    return cls
 
 
 @cache
 def cocktail_task_classes() -> tuple[type[CocktailTask], ...]:
     classes = tuple(make_task_class(e) for e in cocktail_entries())
-    globals().update({c.__name__: c for c in classes})
+    expose(classes, globals())
     return classes
 
 
@@ -200,26 +200,44 @@ def parse_sources(sources: Sequence[str] | Mapping[str, str]) -> tuple[tuple[str
     """``["human", "gpt=gpt-4o-rewrites"]`` or ``{label: stem}`` -> ``((label, stem), ...)``, reference first.
 
     A bare name is both the label (the setting's name) and the corpus file stem.
+
+    Raises:
+        ValueError: fewer than two sources, repeated labels or files, or a label that is not a setting name.
     """
     pairs = list(sources.items()) if isinstance(sources, Mapping) else [
         tuple(item.split("=", 1)) if "=" in item else (item, item) for item in sources]
-    labels = [label for label, _ in pairs]
-    if len(pairs) < 2:
-        raise ValueError(f"a source-bias task needs at least two sources, got {labels}")
-    if len(set(labels)) != len(labels) or len({stem for _, stem in pairs}) != len(pairs):
-        raise ValueError(f"source labels and corpus files must be distinct, got {pairs}")
-    for label, stem in pairs:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", label) or label in settings_of([]) or not stem:
-            raise ValueError(f"invalid source {label}={stem}: labels are letters, digits, '_', '.', '-' and not a "
-                             f"mixed setting's name")
-    return tuple((str(label), str(stem)) for label, stem in pairs)
+    return check_sources(tuple((str(label), str(stem)) for label, stem in pairs))
+
+
+def source_bias_task_class(folder: Path, sources: tuple[tuple[str, str], ...], splits: Sequence[str], *, name: str,
+                           languages: Sequence[str] = ("eng-Latn",), license: str = "not specified",
+                           revision: str = LOCAL_REVISION) -> type[FolderSourceBiasTask]:
+    """The class of a source-bias task over ``folder``; its statistics go into ``folder/descriptive_stats``."""
+    return build_task_class(
+        FolderSourceBiasTask, name, module=__name__, attributes={"sources": sources, "folder": folder},
+        stats_folder=lambda: folder / "descriptive_stats",
+        name=name,
+        description=f"Source bias on {folder}: sources {', '.join(f'{label}={stem}' for label, stem in sources)} "
+                    f"(reference: {sources[0][0]}).",
+        reference=COCKTAIL_REFERENCE,
+        dataset={"path": str(folder), "revision": revision},
+        eval_splits=list(splits),
+        eval_langs=eval_langs([label for label, _ in sources], languages),
+        main_score="ndcg_at_1",
+        license=license,
+        sample_creation="multiple",
+        bibtex_citation=COCKTAIL_CITATION,
+    )
 
 
 def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[str, str], *,
                           name: str | None = None, splits: Sequence[str] | None = None,
                           settings: Sequence[str] | None = None, languages: Sequence[str] = ("eng-Latn",),
-                          keep_titles: bool | None = None, register: bool = True) -> FolderSourceBiasTask:
+                          keep_titles: bool | None = None) -> FolderSourceBiasTask:
     """A task that evaluates ``folder`` (``corpus/<source>.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``).
+
+    The task is not added to mteb's registry: a caller that loads results by name registers its class
+    (``airbench_mteb.registry.register_tasks([type(task)])``).
 
     Args:
         folder: the multi-source folder; every corpus file must hold the same ``_id`` set.
@@ -229,34 +247,14 @@ def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[s
         settings: subsets to evaluate (default: all; see the module docstring).
         languages: language-script codes of the data.
         keep_titles: keep document titles (default: ``AIRBENCH_MTEB_KEEP_TITLES``).
-        register: add the task to mteb's registry, so results can be loaded by name.
     """
     folder = Path(folder).resolve()
     pairs = parse_sources(sources)
     splits = list(splits) if splits else sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
     if not splits:
         raise ValueError(f"{folder / 'qrels'} holds no <split>.tsv file")
-    metadata = TaskMetadata(
-        name=name or "SourceBias_" + re.sub(r"[^A-Za-z0-9_.-]", "_", folder.name),
-        description=f"Source bias on {folder}: sources {', '.join(f'{label}={stem}' for label, stem in pairs)} "
-                    f"(reference: {pairs[0][0]}).",
-        reference=COCKTAIL_REFERENCE,
-        dataset={"path": str(folder), "revision": "local"},
-        type="Retrieval",
-        category="t2t",
-        modalities=["text"],
-        eval_splits=splits,
-        eval_langs=eval_langs([label for label, _ in pairs], languages),
-        main_score="ndcg_at_1",
-        sample_creation="multiple",
-        bibtex_citation=COCKTAIL_CITATION,
-    )
-    cls = type(metadata.name, (FolderSourceBiasTask,), {"metadata": metadata, "sources": pairs, "folder": folder,
-                                                        "__module__": __name__})
-    if register:
-        from airbench_mteb.registry import register_tasks
-
-        register_tasks([cls])
+    cls = source_bias_task_class(folder, pairs, splits, name=name or "SourceBias_" + task_name_part(folder.name),
+                                 languages=languages)
     task = cls(keep_titles=keep_titles)
     if settings:
         unknown = sorted(set(settings) - set(task.metadata.hf_subsets))
@@ -264,3 +262,16 @@ def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[s
             raise ValueError(f"unknown settings {unknown}; settings: {', '.join(task.metadata.hf_subsets)}")
         task.filter_languages(None, hf_subsets=list(settings))
     return task
+
+
+def user_task_class(entry: CocktailFolderEntry) -> type[FolderSourceBiasTask]:
+    """The source-bias task of a co*cktail-style folder registered in the user catalog."""
+    return source_bias_task_class(Path(entry.data_dir), entry.sources, entry.splits, name=entry.task_name,
+                                  languages=entry.languages, license=entry.license, revision=entry.revision)
+
+
+@cache
+def user_source_bias_task_classes() -> tuple[type[FolderSourceBiasTask], ...]:
+    classes = tuple(user_task_class(entry) for entry in user_catalog().cocktail)
+    expose(classes, globals())
+    return classes

@@ -13,23 +13,26 @@ Data: ``<data dir>/irsc`` as written by ``airbench-mteb build-irsc`` (layout in
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 from mteb import Benchmark
 
-from airbench_mteb.catalog.irsc import SETTINGS, corpus_languages, irsc_catalog
+from airbench_mteb.catalog import irsc_catalog, user_catalog
+from airbench_mteb.catalog.irsc import SETTINGS, IRSCTaskEntry, corpus_languages
+from airbench_mteb.catalog.user import IRSC_MANIFEST, IRSCBuildEntry
 from airbench_mteb.data import DATA_DIR_ENV, data_dir
 from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.fingerprint import file_digest, files_fingerprint
 from airbench_mteb.data.qrels import read_qrels_tsv
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 from airbench_mteb.tasks.base import PluginRetrievalTask
-from airbench_mteb.tasks.statistics import SHIPPED_STATS, PluginTaskMetadata
+from airbench_mteb.tasks.factory import build_task_class, expose
+from airbench_mteb.tasks.statistics import SHIPPED_STATS
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +56,23 @@ EVAL_LANGS = {
 BUILD_HINT = f"run `airbench-mteb build-irsc --out DIR` and point --data-dir (or ${DATA_DIR_ENV}) at DIR"
 
 
-def irsc_root() -> Path:
-    root = data_dir()
-    if root is None or not (root / "irsc" / "manifest.json").is_file():
+def irsc_root(build: Path | None = None) -> Path:
+    """The IRSC data of ``build`` (a folder holding ``irsc/manifest.json``), by default of the data directory."""
+    root = build if build is not None else data_dir()
+    if root is None or not (root / IRSC_MANIFEST).is_file():
         where = f"{root}/irsc" if root is not None else f"no data directory (${DATA_DIR_ENV} is unset)"
         raise DatasetError(f"the IRSC benchmark is not built ({where}); {BUILD_HINT}")
     return root / "irsc"
 
 
 def read_manifest(root: Path) -> dict:
+    """The manifest of the build at ``root``, read once per version of the file (it is consulted at every access)."""
     path = root / "manifest.json"
+    return _read_manifest(path, files_fingerprint([path]))
+
+
+@cache
+def _read_manifest(path: Path, fingerprint: str) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
@@ -86,6 +96,7 @@ class IRSCTask(PluginRetrievalTask):
     """Base of the five IRSC tasks: one query type, one subset per language setting."""
 
     query_type: str
+    build: Path | None = None  # the build folder of a registered build; None: the data directory's
     # MTEB reports nDCG, MAP, Recall, Precision and MRR at each k: 3 and 10 are the paper's cut-offs
     k_values = (1, 3, 5, 10, 20, 100)
 
@@ -107,13 +118,13 @@ class IRSCTask(PluginRetrievalTask):
 
     def _built_settings(self) -> set[str]:
         try:
-            root = irsc_root()
+            root = irsc_root(self.build)
         except DatasetError:
             return set()
         return {s for s, info in read_manifest(root).get("settings", {}).items() if self.query_type in info["tasks"]}
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
-        root = irsc_root()
+        root = irsc_root(self.build)
         folder = root / hf_subset / self.query_type
         if not folder.is_dir():
             reasons = [s["reason"] for s in read_manifest(root).get("skipped", [])
@@ -130,56 +141,60 @@ class IRSCTask(PluginRetrievalTask):
         return data.validate()
 
 
-def build_stats_folder() -> Path:
+def build_stats_folder(build: Path | None = None) -> Path:
     """Statistics of the current build: ``<build>/descriptive_stats/<manifest hash>``, so a rebuild has its own.
 
     Without a build, the shipped folder (which holds no IRSC file: statistics are then unknown).
     """
     try:
-        root = irsc_root()
+        root = irsc_root(build)
     except DatasetError:
         return SHIPPED_STATS
-    digest = hashlib.sha256((root / "manifest.json").read_bytes()).hexdigest()[:16]
-    return root / "descriptive_stats" / digest
+    return root / "descriptive_stats" / file_digest(root / "manifest.json")[:16]
 
 
-def _metadata(entry: dict) -> PluginTaskMetadata:
-    return PluginTaskMetadata(
-        name=entry["name"],
-        description=(f"IRSC {entry['label']} -> paragraph: the query is {entry['description']}; every setting "
+def make_task_class(entry: IRSCTaskEntry, build: IRSCBuildEntry | None = None) -> type[IRSCTask]:
+    """The task class of one query type: over the data directory's build, or a registered ``build``."""
+    name = entry.name if build is None else build.task_name(entry.name)
+    folder = None if build is None else Path(build.data_dir)
+    where = ("Built locally with `airbench-mteb build-irsc` (offline: Wikipedia sample and People's Daily)."
+             if build is None else f"Data: the IRSC build in {folder}.")
+    catalog = irsc_catalog()
+    return build_task_class(
+        IRSCTask, name, module=__name__, attributes={"query_type": entry.type, "build": folder},
+        stats_folder=partial(build_stats_folder, folder),
+        name=name,
+        description=(f"IRSC {entry.label} -> paragraph: the query is {entry.description}; every setting "
                      "searches one unified corpus of all paragraphs of its language(s), shared by the five IRSC "
-                     f"tasks. Paper datasets: {', '.join(entry['paper_datasets'])}. Built locally with "
-                     "`airbench-mteb build-irsc` (offline: Wikipedia sample and People's Daily)."),
+                     f"tasks. Paper datasets: {', '.join(entry.paper_datasets)}. {where}"),
         reference="https://arxiv.org/abs/2409.15763",
-        dataset={"path": "airbench-mteb/irsc-local", "revision": "local"},
-        type="Retrieval",
-        category="t2t",
-        modalities=["text"],
+        dataset={"path": "airbench-mteb/irsc-local" if build is None else str(folder),
+                 "revision": catalog.revision if build is None else build.revision},
         eval_splits=["test"],
         eval_langs=EVAL_LANGS,
         main_score="ndcg_at_10",
         date=("1998-01-01", "2024-09-24"),
         domains=["Encyclopaedic", "News", "Written"],
-        task_subtypes=["Question answering"] if entry["type"] == "query" else ["Article retrieval"],
-        license="not specified",
+        task_subtypes=["Question answering"] if entry.type == "query" else ["Article retrieval"],
+        license=catalog.license if build is None else build.license,
         annotations_creators="derived",
-        dialect=[],
         sample_creation="found",
         bibtex_citation=IRSC_CITATION,
-    ).with_statistics(folder=build_stats_folder)
-
-
-def make_task_class(entry: dict) -> type[IRSCTask]:
-    metadata = _metadata(entry)
-    cls = type(entry["name"], (IRSCTask,), {"metadata": metadata, "query_type": entry["type"], "__module__": __name__})
-    cls.__doc__ = metadata.description
-    return cls
+    )
 
 
 @cache
 def irsc_task_classes() -> tuple[type[IRSCTask], ...]:
-    classes = tuple(make_task_class(entry) for entry in irsc_catalog()["tasks"])
-    globals().update({c.__name__: c for c in classes})
+    classes = tuple(make_task_class(entry) for entry in irsc_catalog().tasks)
+    expose(classes, globals())
+    return classes
+
+
+@cache
+def user_irsc_task_classes() -> tuple[type[IRSCTask], ...]:
+    """The five tasks of every IRSC build registered in the user catalog."""
+    classes = tuple(make_task_class(entry, build) for build in user_catalog().irsc for entry in irsc_catalog().tasks)
+    expose(classes, globals())
     return classes
 
 

@@ -1,0 +1,122 @@
+"""The AIR-Bench catalog (``catalog/airbench.json``): one entry per dataset, one MTEB task each."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from mteb.abstasks.task_metadata import TaskDomain
+from mteb.types import Licenses
+from pydantic import Field, NonNegativeInt
+
+from airbench_mteb.catalog.entries import CatalogEntry, catalog_items, check_unique, entry_label, parse_entry
+
+HUB_ORG = "AIR-Bench"
+Split = Literal["dev", "test"]
+
+
+class SplitLabels(CatalogEntry):
+    """Judgments of one split: all of them, the relevant ones and the LLM-generated hard negatives."""
+
+    total_num: NonNegativeInt
+    pos_num: NonNegativeInt
+    hard_neg_num: NonNegativeInt
+
+
+class Sizes(CatalogEntry):
+    corpus: NonNegativeInt
+    queries: dict[Split, NonNegativeInt]
+
+
+class AirBenchEntry(CatalogEntry):
+    """One AIR-Bench dataset (one MTEB task): a line of ``catalog/airbench.json`` or of a user catalog."""
+
+    version: str
+    task_type: Literal["qa", "long-doc"]
+    domain: str
+    language: str
+    dataset: str
+    eval_lang: str = Field(pattern=r"^[a-z]{3}-[A-Z][a-z]{3}$")
+    mteb_domains: tuple[TaskDomain, ...]
+    source_name: str
+    source_url: str
+    source_license: str
+    release_date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    revision: str
+    # the licence of the generated data (every AIR-Bench release: CC BY-NC-SA 4.0; seed 000, section F)
+    license: Licenses = "not specified"
+    splits: tuple[Split, ...] = Field(min_length=1)
+    size: Sizes
+    labels: dict[Split, SplitLabels]
+    avg_tokens: dict[str, NonNegativeInt]  # "corpus" and one per split
+    # Set for datasets built locally (``generate airbench`` + ``register-dataset``): their mirror root.
+    data_dir: str | None = None
+
+    @property
+    def task_name(self) -> str:
+        """``<version>_<hub repo>[_<dataset>]``, e.g. ``AIR-Bench_24.05_qa_law_en``."""
+        suffix = "" if self.dataset == "default" else f"_{self.dataset}"
+        return f"{self.version}_{self.hub_repo}{suffix}"
+
+    @property
+    def hub_repo(self) -> str:
+        return f"{self.task_type}_{self.domain}_{self.language}"
+
+    @property
+    def is_long_doc(self) -> bool:
+        return self.task_type == "long-doc"
+
+    @property
+    def _split_stem(self) -> str:
+        return self.dataset.replace("-", "_")
+
+    @property
+    def _versioned_splits(self) -> bool:
+        # 24.04 split names carry no split suffix (it had only a test split)
+        return self.version != "AIR-Bench_24.04"
+
+    def corpus_location(self) -> tuple[str, str]:
+        """(hub repo id, split name) of the corpus; the config name is always the version."""
+        return f"{HUB_ORG}/{self.hub_repo}", f"corpus_{self._split_stem}"
+
+    def queries_location(self, split: str) -> tuple[str, str]:
+        suffix = f"_{split}" if self._versioned_splits else ""
+        return f"{HUB_ORG}/{self.hub_repo}", f"queries_{self._split_stem}{suffix}"
+
+    def qrels_location(self, split: str) -> tuple[str, str]:
+        repo = f"{HUB_ORG}/qrels-{self.hub_repo}" + ("-dev" if split == "dev" else "")
+        suffix = f"_{split}" if self._versioned_splits else ""
+        return repo, f"qrels_{self._split_stem}{suffix}"
+
+    def is_gated(self, split: str) -> bool:
+        """On the hub, test qrels sit in a gated repo (HF_TOKEN); dev qrels and local datasets are open."""
+        return self.data_dir is None and split != "dev"
+
+
+@cache
+def packaged_airbench_entries() -> tuple[AirBenchEntry, ...]:
+    """``catalog/airbench.json`` (see :func:`read_airbench_catalog`)."""
+    packaged = resources.files(__package__).joinpath("airbench.json")
+    return read_airbench_catalog(packaged.read_text(encoding="utf-8"), str(packaged))
+
+
+def read_airbench_catalog(text: str, origin: str) -> tuple[AirBenchEntry, ...]:
+    """The entries of an AIR-Bench catalog file, every one validated.
+
+    Raises:
+        DatasetError: naming ``origin``, the entry and the field at fault, or a task name used twice.
+    """
+    _, items = catalog_items(text, origin)
+    entries = tuple(parse_entry(AirBenchEntry, item, origin, entry_label(item, number, airbench_task_name(item)))
+                    for number, item in enumerate(items, start=1))
+    check_unique([e.task_name for e in entries], origin)
+    return entries
+
+
+def airbench_task_name(item: object) -> str | None:
+    """The task name a raw catalog item would have, to name it in errors (None when it is too broken to tell)."""
+    try:
+        return AirBenchEntry.model_construct(**item).task_name  # type: ignore[arg-type]
+    except (AttributeError, TypeError):
+        return None

@@ -1,0 +1,104 @@
+"""The co*cktail catalog (``catalog/cocktail.json``): its 16 datasets, each a zip on the hub.
+
+The file's top-level keys other than ``datasets`` (hub organisation, revision, licence, sources)
+hold for every dataset; an entry may override them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from typing import Annotated, Any, Literal
+
+from mteb.abstasks.task_metadata import AnnotatorType, TaskDomain, TaskSubtype
+from mteb.types import Licenses
+from pydantic import AfterValidator, BeforeValidator, Field, NonNegativeInt
+
+from airbench_mteb.catalog.entries import TASK_NAME, CatalogEntry, catalog_items, check_unique, entry_label, parse_entry
+from airbench_mteb.data.cocktail_source import settings_of
+
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def check_sources(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """Sources of a source-bias task: two or more, distinct labels (the settings' names) and corpus files.
+
+    Raises:
+        ValueError: naming the sources at fault.
+    """
+    labels = [label for label, _ in pairs]
+    if len(pairs) < 2:
+        raise ValueError(f"a source-bias task needs at least two sources, got {labels}")
+    if len(set(labels)) != len(labels) or len({stem for _, stem in pairs}) != len(pairs):
+        raise ValueError(f"source labels and corpus files must be distinct, got {list(pairs)}")
+    for label, stem in pairs:
+        if not _LABEL.fullmatch(label) or label in settings_of([]) or not stem:
+            raise ValueError(f"invalid source {label}={stem}: labels are letters, digits, '_', '.', '-' and not a "
+                             f"mixed setting's name")
+    return pairs
+
+
+def source_pairs(value: Any) -> Any:
+    """``{label: stem}`` as JSON writes it -> ``((label, stem), ...)``, order kept (reference first)."""
+    return tuple(value.items()) if isinstance(value, Mapping) else value
+
+
+# (label, corpus file stem) pairs, the reference source first; JSON writes them as {label: stem}
+Sources = Annotated[tuple[tuple[str, str], ...], BeforeValidator(source_pairs), AfterValidator(check_sources)]
+
+
+class CocktailEntry(CatalogEntry):
+    """One co*cktail dataset: an entry of ``catalog/cocktail.json``."""
+
+    name: str  # hub repo, zip and folder name, e.g. "nfcorpus"
+    task_name: str = Field(pattern=TASK_NAME)
+    title: str
+    md5: str = Field(pattern=r"^[0-9a-f]{32}$")
+    domain: str
+    relevance: Literal["binary", "3-level"]
+    test_queries: NonNegativeInt  # queries of the paper's split
+    corpus_size: NonNegativeInt
+    eval_splits: tuple[str, ...] = Field(min_length=1)
+    paper_split: str
+    mteb_domains: tuple[TaskDomain, ...]
+    task_subtypes: tuple[TaskSubtype, ...]
+    annotations_creators: AnnotatorType
+    date: tuple[str, str]
+    adapted_from: tuple[str, ...]
+    source_url: str
+    source_license: str
+    license: Licenses
+    hub_org: str
+    revision: str
+    sources: Sources
+
+    @property
+    def hub_repo(self) -> str:
+        return f"{self.hub_org}/{self.name}"
+
+    @property
+    def zip_name(self) -> str:
+        return f"{self.name}.zip"
+
+
+@cache
+def cocktail_entries() -> tuple[CocktailEntry, ...]:
+    """``catalog/cocktail.json`` (see :func:`read_cocktail_catalog`)."""
+    packaged = resources.files(__package__).joinpath("cocktail.json")
+    return read_cocktail_catalog(packaged.read_text(encoding="utf-8"), str(packaged))
+
+
+def read_cocktail_catalog(text: str, origin: str) -> tuple[CocktailEntry, ...]:
+    """The entries of a co*cktail catalog file, every one validated.
+
+    Raises:
+        DatasetError: naming ``origin``, the entry and the field at fault, or a task name used twice.
+    """
+    raw, items = catalog_items(text, origin)
+    shared = {key: value for key, value in raw.items() if key != "datasets" and not key.startswith("_")}
+    entries = tuple(parse_entry(CocktailEntry, {**shared, **item} if isinstance(item, Mapping) else item, origin,
+                                entry_label(item, number)) for number, item in enumerate(items, start=1))
+    check_unique([e.task_name for e in entries], origin)
+    return entries

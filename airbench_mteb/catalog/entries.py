@@ -1,0 +1,91 @@
+"""What every catalog shares: frozen pydantic entries, validated when read, errors naming file, entry and field."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from airbench_mteb.data.errors import DatasetError
+
+# The revision of data that live in a folder: their identity is a fingerprint of the files, not a hub commit.
+LOCAL_REVISION = "local"
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_warned_unpinned: set[str] = set()
+
+TASK_NAME = r"^[A-Za-z0-9_.-]+$"
+
+Entry = TypeVar("Entry", bound=BaseModel)
+
+
+def task_name_part(text: str) -> str:
+    """``text`` (e.g. a folder name) usable in a task name: every other character becomes ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
+class CatalogEntry(BaseModel):
+    """Base of catalog entries: immutable, and an unknown field is an error (a typo never goes unnoticed)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def entry_label(item: Any, number: int, name: str | None = None) -> str:
+    """``entry 3`` or ``entry 3 (CocktailNFCorpus)``: how errors and warnings name an entry.
+
+    ``name`` names it when the item has no ``task_name`` or ``name`` field of its own.
+    """
+    if name is None and isinstance(item, Mapping):
+        name = item.get("task_name") or item.get("name")
+    return f"entry {number}" + (f" ({name})" if isinstance(name, str) else "")
+
+
+def parse_entry(model: type[Entry], item: Any, origin: str, label: str) -> Entry:
+    """Validate one catalog item, named ``label`` in errors (see :func:`entry_label`).
+
+    Raises:
+        DatasetError: naming ``origin``, the entry and every field at fault.
+    """
+    try:
+        return model.model_validate(item)
+    except ValidationError as error:
+        problems = "; ".join(f"field {'.'.join(map(str, e['loc'])) or '(entry)'!r}: {e['msg']}"
+                             for e in error.errors())
+        raise DatasetError(f"{label} is malformed: {problems}", path=origin) from None
+
+
+def catalog_items(text: str, origin: str, key: str = "datasets") -> tuple[dict[str, Any], list[Any]]:
+    """A catalog file's top-level object and its list of entries under ``key``."""
+    try:
+        raw = json.loads(text)
+        items = raw[key]
+    except (json.JSONDecodeError, TypeError, KeyError) as error:
+        raise DatasetError(f"not a catalog ({{\"{key}\": [...]}}): {error!r}", path=origin) from None
+    if not isinstance(items, list):
+        raise DatasetError(f"not a catalog: \"{key}\" holds {type(items).__name__}, not a list", path=origin)
+    return raw, items
+
+
+def check_unique(names: Sequence[str], origin: str) -> None:
+    seen: set[str] = set()
+    for number, name in enumerate(names, start=1):
+        if name in seen:
+            raise DatasetError(f"entry {number}: task name {name!r} appears twice", path=origin)
+        seen.add(name)
+
+
+def is_pinned(revision: str) -> bool:
+    """A commit (40 hex digits) pins data; a branch name such as ``main`` can move under the same name."""
+    return bool(_COMMIT.fullmatch(revision)) or revision == LOCAL_REVISION
+
+
+def warn_if_unpinned(revision: str, what: str) -> None:
+    """One warning per entry and process when ``what`` (naming the entry) reads a branch, not a commit."""
+    if is_pinned(revision) or what in _warned_unpinned:
+        return
+    _warned_unpinned.add(what)
+    warnings.warn(f"airbench-mteb: {what} reads revision {revision!r}, a branch name, not a commit: the data can "
+                  "change under the same name (pin a commit in its catalog entry)", stacklevel=3)

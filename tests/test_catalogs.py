@@ -1,0 +1,203 @@
+"""Issue 11: typed catalogs of the three families, user catalogs of every family, one task factory."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import warnings
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+from airbench_mteb import cli
+from airbench_mteb.catalog.airbench import packaged_airbench_entries, read_airbench_catalog
+from airbench_mteb.catalog.cocktail import read_cocktail_catalog
+from airbench_mteb.catalog.irsc import irsc_catalog, read_irsc_catalog
+from airbench_mteb.catalog.user import user_catalog
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.tasks.airbench import airbench_task_classes, make_task_class
+from airbench_mteb.tasks.irsc import read_manifest
+from tests.conftest import SHARED_DATA
+
+BIN = Path(sys.executable).parent
+NFCORPUS = SHARED_DATA / "cocktail" / "nfcorpus"
+LLM = "llama-2-7b-chat-tmp0.2"
+QUERIES = ("PLAIN-2", "PLAIN-12", "PLAIN-23")
+UNJUDGED = ("MED-4555", "MED-4560", "MED-4427", "MED-4666", "MED-4639")
+PLUGIN_TASKS = 97 + 16 + 5
+
+
+def _packaged_text(name: str) -> str:
+    return resources.files("airbench_mteb.catalog").joinpath(name).read_text(encoding="utf-8")
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+# --- packaged catalogs ---------------------------------------------------------------------------
+
+def test_a_bad_field_in_a_packaged_catalog_names_file_entry_and_field() -> None:
+    airbench = json.loads(_packaged_text("airbench.json"))
+    airbench["datasets"][4]["release_date"] = "May 2024"
+    with pytest.raises(DatasetError) as caught:
+        read_airbench_catalog(json.dumps(airbench), "airbench.json")
+    name = read_airbench_catalog(_packaged_text("airbench.json"), "airbench.json")[4].task_name
+    assert str(caught.value).startswith(f"airbench.json: entry 5 ({name}) is malformed: field 'release_date'")
+
+    cocktail = json.loads(_packaged_text("cocktail.json"))
+    cocktail["datasets"][1]["md5"] = "not-a-digest"
+    with pytest.raises(DatasetError, match=r"cocktail.json: entry 2 \(CocktailDL19\) is malformed: field 'md5'"):
+        read_cocktail_catalog(json.dumps(cocktail), "cocktail.json")
+    cocktail = json.loads(_packaged_text("cocktail.json"))
+    cocktail["datasets"][0]["eval_split"] = ["test"]  # a misspelt field is not silently ignored
+    with pytest.raises(DatasetError, match=r"entry 1 \(CocktailMSMARCO\) is malformed: field 'eval_split'"):
+        read_cocktail_catalog(json.dumps(cocktail), "cocktail.json")
+
+    irsc = json.loads(_packaged_text("irsc.json"))
+    irsc["sources"][2]["lang"] = "fr"
+    with pytest.raises(DatasetError, match=r"irsc.json: source entry 3 \(xquad-zh\) is malformed: field 'lang'"):
+        read_irsc_catalog(json.dumps(irsc), "irsc.json")
+
+
+def test_the_licence_of_a_task_comes_from_its_entry() -> None:
+    assert {cls.metadata.license for cls in airbench_task_classes()[:97]} == {"cc-by-nc-sa-4.0"}
+    entry = packaged_airbench_entries()[0].model_copy(update={"license": "cc-by-4.0"})
+    assert make_task_class(entry).metadata.license == "cc-by-4.0"
+    assert irsc_catalog().license == "not specified"
+
+
+def test_a_branch_revision_is_warned_about_once_per_entry() -> None:
+    irsc = json.loads(_packaged_text("irsc.json"))
+    for number, source in enumerate(irsc["sources"]):
+        source["name"] = f"catalog-test-{number}"
+    irsc["sources"][0]["revision"] = "0123456789abcdef0123456789abcdef01234567"
+    catalog = read_irsc_catalog(json.dumps(irsc), "irsc.json")
+    with pytest.warns(UserWarning) as caught:
+        catalog.hub_sources()
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == len(irsc["sources"]) - 1 and all("'main', a branch name" in m for m in messages)
+    assert not any("catalog-test-0'" in m for m in messages) and any("catalog-test-1'" in m for m in messages)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        catalog.hub_sources()  # already said
+
+
+# --- user catalogs -------------------------------------------------------------------------------
+
+def _cocktail_folder(folder: Path) -> Path:
+    """A small `generate cocktail`-style folder from real NFCorpus data: 3 queries, their documents and 5 others."""
+    qrels = [row for row in csv.reader((NFCORPUS / "qrels" / "test.tsv").open(encoding="utf-8"), delimiter="\t")
+             if row[0] in QUERIES]
+    kept = {doc for _, doc, _ in qrels} | set(UNJUDGED)
+    (folder / "corpus").mkdir(parents=True)
+    (folder / "qrels").mkdir()
+    for stem in ("human", LLM):
+        rows = [row for row in _rows(NFCORPUS / "corpus" / f"{stem}.jsonl") if row["_id"] in kept]
+        (folder / "corpus" / f"{stem}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    queries = [row for row in _rows(NFCORPUS / "queries.jsonl") if row["_id"] in QUERIES]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join("\t".join(row) + "\n" for row in qrels), encoding="utf-8")
+    # the fields of the manifest `generate cocktail` writes that registration reads
+    manifest = {"generator": "airbench-mteb generate cocktail", "input": str(NFCORPUS), "reference": "human",
+                "sources": {LLM: {"name": LLM}}, "splits": {"test": {"queries": len(queries), "judgments": len(qrels)}}}
+    (folder / "cocktail.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return folder
+
+
+def _irsc_build(folder: Path) -> Path:
+    (folder / "irsc").mkdir(parents=True)
+    (folder / "irsc" / "manifest.json").write_text(json.dumps({"settings": {"en": {"tasks": {"part": 5}}}}))
+    return folder
+
+
+def _run(args: list[str], catalog: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "AIRBENCH_MTEB_CATALOG": str(catalog), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_one_broken_entry_per_family_leaves_every_other_task_registered(tmp_path: Path) -> None:
+    airbench = packaged_airbench_entries()[0].model_dump(mode="json")
+    airbench.update(version="mine", data_dir=str(tmp_path))
+    cocktail = {"family": "cocktail", "task_name": "MyRewrites", "data_dir": str(_cocktail_folder(tmp_path / "c")),
+                "sources": {"human": "human", "llm": LLM}, "splits": ["test"]}
+    irsc = {"family": "irsc", "suffix": "mine", "data_dir": str(_irsc_build(tmp_path / "b"))}
+    broken = [
+        {**airbench, "version": "other", "task_type": "quiz"},  # malformed
+        {**cocktail, "task_name": "Gone", "data_dir": str(tmp_path / "gone")},  # folder missing
+        {**irsc, "family": "beir"},  # unknown family
+    ]
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"datasets": [airbench, broken[0], cocktail, broken[1], irsc, broken[2]]}))
+    irsc_names = [f"{task.name}_mine" for task in irsc_catalog().tasks]
+    wanted = [f"mine_{airbench['task_type']}_{airbench['domain']}_{airbench['language']}", "MyRewrites", *irsc_names]
+    code = ("import json, mteb; from mteb.get_tasks import _TASKS_REGISTRY as r; "
+            f"print(json.dumps([t.metadata.name for t in mteb.get_tasks(tasks={wanted!r})])); "
+            "print(sum(c.__module__.startswith('airbench_mteb.') for c in r.values()))")
+    done = _run([sys.executable, "-c", code], catalog)
+    assert done.returncode == 0, done.stderr[-3000:]
+    names, count = done.stdout.splitlines()
+    assert sorted(json.loads(names)) == sorted(wanted) and int(count) == PLUGIN_TASKS + len(wanted)
+    skipped = [line for line in done.stderr.splitlines() if "airbench-mteb: skipped" in line]
+    assert len(skipped) == 3 and all(str(catalog) in line for line in skipped), done.stderr
+    for number, reason in ((2, "field 'task_type'"), (4, "is missing"), (6, "unknown family 'beir'")):
+        assert any(f"entry {number}" in line and reason in line for line in skipped), (number, skipped)
+
+
+def test_register_dataset_takes_an_irsc_build_and_updates_it_when_registered_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    catalog = tmp_path / "catalog.json"
+    monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(catalog))
+    build = _irsc_build(tmp_path / "build")
+    assert cli.main(["register-dataset", str(build), "--name", "v2"]) == 0
+    assert cli.main(["register-dataset", str(build), "--name", "v2"]) == 0  # the same folder: an update
+    assert "IRSCQueryRetrieval_v2" in capsys.readouterr().out
+    assert [e.task_names for e in user_catalog().irsc] == [tuple(f"{t.name}_v2" for t in irsc_catalog().tasks)]
+    assert len(json.loads(catalog.read_text())["datasets"]) == 1
+    other = _irsc_build(tmp_path / "other")
+    assert cli.main(["register-dataset", str(other), "--name", "v2"]) == 2
+    assert "'IRSCQueryRetrieval_v2' is already registered for" in capsys.readouterr().err
+    assert cli.main(["register-dataset", str(other), "--name", "IRSC"]) == 0  # IRSCQueryRetrieval_IRSC: no clash
+    assert cli.main(["register-dataset", str(tmp_path / "other" / "irsc")]) == 2
+    assert "not a generated dataset" in capsys.readouterr().err
+
+
+def test_the_irsc_manifest_is_read_once_per_version_of_the_file(tmp_path: Path) -> None:
+    root = _irsc_build(tmp_path) / "irsc"
+    first = read_manifest(root)
+    assert read_manifest(root) is first
+    (root / "manifest.json").write_text(json.dumps({"settings": {"zh": {"tasks": {"keyword": 3}}}}))
+    assert list(read_manifest(root)["settings"]) == ["zh"]
+
+
+def test_a_generated_cocktail_folder_registers_lists_and_runs(tmp_path: Path) -> None:
+    """The done-when path of issue 11: register-dataset, available-tasks and run, all through the command line."""
+    folder = _cocktail_folder(tmp_path / "nf-small")
+    catalog = tmp_path / "catalog.json"
+    done = _run([str(BIN / "airbench-mteb"), "register-dataset", str(folder)], catalog)
+    assert done.returncode == 0, done.stderr
+    assert "Cocktail_nf-small" in done.stdout
+    listed = _run([str(BIN / "airbench-mteb"), "available-tasks"], catalog)
+    assert listed.returncode == 0 and "Cocktail_nf-small" in listed.stdout, listed.stderr[-2000:]
+    run = _run([str(BIN / "airbench-mteb"), "run", "-m", "airbench-mteb/bm25", "-t", "Cocktail_nf-small",
+                "--output-folder", str(tmp_path / "results"), "--prediction-folder", str(tmp_path / "predictions"),
+                "--no-co2-tracker"], catalog)
+    assert run.returncode == 0, run.stderr[-3000:]
+    scores = json.loads(next((tmp_path / "results").rglob("Cocktail_nf-small.json")).read_text())["scores"]["test"]
+    by_subset = {s["hf_subset"]: s for s in scores}
+    assert set(by_subset) == {"human", LLM, "mixed", "mixed-all-relevant"}
+    # nDCG@1 of the human corpus alone, recomputed from the saved rankings and the folder's qrels
+    predictions = json.loads(next((tmp_path / "predictions").rglob("*.json")).read_text())["human"]["test"]
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, doc, grade in list(csv.reader((folder / "qrels" / "test.tsv").open(), delimiter="\t"))[1:]:
+        qrels.setdefault(qid, {})[f"{doc}-human"] = int(grade)
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.1"}).evaluate(predictions)
+    expected = sum(q["ndcg_cut_1"] for q in per_query.values()) / len(qrels)
+    assert by_subset["human"]["ndcg_at_1"] == pytest.approx(expected, abs=1e-5)
+    assert 0 < expected
