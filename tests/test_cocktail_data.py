@@ -11,11 +11,11 @@ import mteb
 import pytest
 
 import airbench_mteb  # noqa: F401  (registers the tasks)
+from airbench_mteb.catalog import cocktail_entries
 from airbench_mteb.data import DatasetError
 from airbench_mteb.data.cocktail_source import (
     MIXED,
     MIXED_ALL_RELEVANT,
-    cocktail_entries,
     download_zip,
     hub_folder,
     read_multi_source_split,
@@ -116,7 +116,7 @@ def test_missing_source_file_names_it_and_the_files_present(nq_utd_copy: Path) -
 
 def test_missing_split_and_unknown_document_in_qrels(nq_utd_copy: Path) -> None:
     corpora = read_source_corpora(nq_utd_copy, STEMS)
-    with pytest.raises(DatasetError, match=r"no qrels for split 'dev' \(splits present: test\)"):
+    with pytest.raises(DatasetError, match=r"no qrels for split 'dev' \(splits in this folder: test\)"):
         read_multi_source_split(corpora, "dev")
     qrels = nq_utd_copy / "qrels" / "test.tsv"
     qrels.write_text(qrels.read_text(encoding="utf-8") + "Sports_q1\tNo_such_doc\t1\n", encoding="utf-8")

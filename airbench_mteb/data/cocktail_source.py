@@ -1,4 +1,4 @@
-"""Multi-source BEIR folders (Cocktail's layout) and the Cocktail catalog, hub zips and mirror.
+"""Multi-source BEIR folders (Cocktail's layout), and Cocktail's hub zips and mirror.
 
 A multi-source folder is a BEIR folder whose corpus comes in several versions of the same
 documents, one file per source, all with the same ``_id`` set::
@@ -14,30 +14,25 @@ a local mirror holds the unpacked zips as ``<data-dir>/cocktail/<name>/``.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
+from airbench_mteb.data.beir_folder import read_beir_corpus, read_beir_split
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.fingerprint import file_digest
-from airbench_mteb.data.qrels import Qrels, read_qrels_tsv
-from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
+from airbench_mteb.data.qrels import Qrels
+from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.settings import current_settings
 
 CORPUS_DIR = "corpus"
-QUERIES_FILE = "queries.jsonl"
-QRELS_DIR = "qrels"
 MIRROR_FAMILY = "cocktail"  # <data-dir>/cocktail/<name>/
 # Settings besides one per source: the mixed corpus scored per source, and with every copy relevant.
 MIXED = "mixed"
@@ -89,13 +84,14 @@ def read_source_corpora(folder: str | Path, sources: Mapping[str, str], *, keep_
         raise DatasetError("multi-source dataset folder not found", path=folder)
     if not sources:
         raise ValueError("no source given")
-    paths = {label: folder / CORPUS_DIR / f"{stem}.jsonl" for label, stem in sources.items()}
+    files = {label: f"{CORPUS_DIR}/{stem}.jsonl" for label, stem in sources.items()}
+    paths = {label: folder / file for label, file in files.items()}
     for label, path in paths.items():
         if not path.is_file():
             present = sorted(p.stem for p in (folder / CORPUS_DIR).glob("*.jsonl"))
             raise DatasetError(f"corpus file of source {label!r} not found (corpus files present: "
                                f"{', '.join(present) or 'none'})", path=path)
-    corpora = {label: corpus_from_jsonl(path, id_key="_id", keep_titles=keep_titles) for label, path in paths.items()}
+    corpora = {label: read_beir_corpus(folder, files[label], keep_titles=keep_titles, arrow=True) for label in files}
     check_same_ids(corpora, paths)
     return SourceCorpora(folder=folder, corpora=corpora, paths=paths)
 
@@ -107,19 +103,10 @@ def read_multi_source_split(corpora: SourceCorpora, split: str) -> MultiSourceDa
         DatasetError: a missing qrels file (naming the splits present), a malformed qrels line,
             or a judgment naming a query or document that does not exist.
     """
-    qrels_path = corpora.folder / QRELS_DIR / f"{split}.tsv"
-    if not qrels_path.is_file():
-        present = sorted(p.stem for p in (corpora.folder / QRELS_DIR).glob("*.tsv"))
-        raise DatasetError(f"no qrels for split {split!r} (splits present: {', '.join(present) or 'none'})",
-                           path=qrels_path)
-    queries_path = corpora.folder / QUERIES_FILE
-    all_queries = read_queries_jsonl(queries_path, id_key="_id")
     reference, reference_docs = next(iter(corpora.corpora.items()))
-    checked = RetrievalData(corpus=reference_docs, queries=all_queries, qrels=read_qrels_tsv(qrels_path),
-                            origin={"corpus": str(corpora.paths[reference]), "queries": str(queries_path),
-                                    "qrels": str(qrels_path)}).validate()
-    return MultiSourceData(corpora=corpora.corpora, queries={qid: all_queries[qid] for qid in checked.qrels},
-                           qrels=checked.qrels, origin=checked.origin)
+    data = read_beir_split(corpora.folder, split, reference_docs,
+                           corpus_file=str(corpora.paths[reference].relative_to(corpora.folder)))
+    return MultiSourceData(corpora=corpora.corpora, queries=data.queries, qrels=data.qrels, origin=data.origin)
 
 
 def check_same_ids(corpora: Mapping[str, Any], paths: Mapping[str, Path]) -> None:
@@ -200,59 +187,24 @@ def settings_of(labels: Sequence[str]) -> list[str]:
     return [*labels, MIXED, MIXED_ALL_RELEVANT]
 
 
-# --- the Cocktail catalog and where its data come from ---------------------------------------
+# --- where a Cocktail dataset's data come from ---------------------------------------------------
 
-@dataclass(frozen=True)
-class CocktailEntry:
-    """One Cocktail dataset: an entry of ``catalog/cocktail.json``."""
+class HubZip(Protocol):
+    """What locating a published Cocktail dataset needs (a ``catalog.cocktail.CocktailEntry`` is one)."""
 
     name: str  # hub repo, zip and folder name, e.g. "nfcorpus"
     task_name: str
-    title: str
     md5: str
-    domain: str
-    relevance: str
-    test_queries: int
-    corpus_size: int
-    eval_splits: tuple[str, ...]
-    paper_split: str
-    mteb_domains: tuple[str, ...]
-    task_subtypes: tuple[str, ...]
-    annotations_creators: str
-    date: tuple[str, str]
-    adapted_from: tuple[str, ...]
-    source_url: str
-    source_license: str
-    hub_org: str
     revision: str
-    sources: tuple[tuple[str, str], ...]  # (label, corpus file stem), reference first
 
     @property
-    def hub_repo(self) -> str:
-        return f"{self.hub_org}/{self.name}"
+    def hub_repo(self) -> str: ...
 
     @property
-    def zip_name(self) -> str:
-        return f"{self.name}.zip"
+    def zip_name(self) -> str: ...
 
 
-@cache
-def cocktail_entries() -> tuple[CocktailEntry, ...]:
-    raw = json.loads(resources.files("airbench_mteb.catalog").joinpath("cocktail.json").read_text(encoding="utf-8"))
-    shared = {key: value for key, value in raw.items() if key != "datasets" and not key.startswith("_")}
-    entries = []
-    for item in raw["datasets"]:
-        item = {**shared, **item}
-        entries.append(CocktailEntry(
-            **{k: tuple(v) if isinstance(v, list) else v for k, v in item.items() if k != "sources"},
-            sources=tuple((label, stem) for label, stem in item["sources"].items())))
-    names = [e.task_name for e in entries]
-    if len(set(names)) != len(names):
-        raise ValueError(f"catalog/cocktail.json: duplicate task names in {names}")
-    return tuple(entries)
-
-
-def mirror_folder(entry: CocktailEntry, data_dir: Path) -> Path:
+def mirror_folder(entry: HubZip, data_dir: Path) -> Path:
     """``<data-dir>/cocktail/<name>``: exactly the unpacked zip."""
     folder = data_dir / MIRROR_FAMILY / entry.name
     if not folder.is_dir():
@@ -266,7 +218,7 @@ def cache_root() -> Path:
     return current_settings().cache_dir
 
 
-def hub_folder(entry: CocktailEntry) -> Path:
+def hub_folder(entry: HubZip) -> Path:
     """The dataset folder from the hub zip: downloaded (pinned revision), md5-checked, unpacked once."""
     target = cache_root() / MIRROR_FAMILY / f"{entry.name}-{entry.md5}"
     if (target / entry.name).is_dir():
@@ -274,7 +226,7 @@ def hub_folder(entry: CocktailEntry) -> Path:
     return unpack_verified(download_zip(entry), entry.md5, target, entry.name)
 
 
-def download_zip(entry: CocktailEntry) -> Path:
+def download_zip(entry: HubZip) -> Path:
     from huggingface_hub import hf_hub_download
 
     try:
