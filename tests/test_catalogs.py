@@ -132,9 +132,10 @@ def test_one_broken_entry_per_family_leaves_every_other_task_registered(tmp_path
         {**airbench, "version": "other", "task_type": "quiz"},  # malformed
         {**cocktail, "task_name": "Gone", "data_dir": str(tmp_path / "gone")},  # folder missing
         {**irsc, "family": "beir"},  # unknown family
+        {key: value for key, value in airbench.items() if key != "data_dir"} | {"version": "hub"},  # no folder
     ]
     catalog = tmp_path / "catalog.json"
-    catalog.write_text(json.dumps({"datasets": [airbench, broken[0], cocktail, broken[1], irsc, broken[2]]}))
+    catalog.write_text(json.dumps({"datasets": [airbench, broken[0], cocktail, broken[1], irsc, *broken[2:]]}))
     irsc_names = [f"{task.name}_mine" for task in irsc_catalog().tasks]
     wanted = [f"mine_{airbench['task_type']}_{airbench['domain']}_{airbench['language']}", "MyRewrites", *irsc_names]
     code = ("import json, mteb; from mteb.get_tasks import _TASKS_REGISTRY as r; "
@@ -145,8 +146,9 @@ def test_one_broken_entry_per_family_leaves_every_other_task_registered(tmp_path
     names, count = done.stdout.splitlines()
     assert sorted(json.loads(names)) == sorted(wanted) and int(count) == PLUGIN_TASKS + len(wanted)
     skipped = [line for line in done.stderr.splitlines() if "airbench-mteb: skipped" in line]
-    assert len(skipped) == 3 and all(str(catalog) in line for line in skipped), done.stderr
-    for number, reason in ((2, "field 'task_type'"), (4, "is missing"), (6, "unknown family 'beir'")):
+    assert len(skipped) == 4 and all(str(catalog) in line for line in skipped), done.stderr
+    for number, reason in ((2, "field 'task_type'"), (4, "is missing"), (6, "unknown family 'beir'"),
+                           (7, "no data_dir")):
         assert any(f"entry {number}" in line and reason in line for line in skipped), (number, skipped)
 
 

@@ -127,8 +127,10 @@ def parse_user_entry(item: Any, number: int, origin: str) -> UserEntry:
 
 
 def check_data_present(entry: UserEntry, label: str, origin: str) -> None:
-    """Raises DatasetError when the folder an entry reads is gone."""
-    folder = Path(entry.data_dir or "")
+    """Raises DatasetError when the folder an entry reads is not given or gone."""
+    if not entry.data_dir:  # an AIR-Bench entry without one would read the packaged task's hub data
+        raise DatasetError(f"{label}: no data_dir (the folder of the registered dataset)", path=origin)
+    folder = Path(entry.data_dir)
     present = (folder / IRSC_MANIFEST).is_file() if isinstance(entry, IRSCBuildEntry) else folder.is_dir()
     if not present:
         what = f"{folder / IRSC_MANIFEST} is" if isinstance(entry, IRSCBuildEntry) else f"its folder {folder} is"
