@@ -14,7 +14,6 @@ from huggingface_hub import DatasetCard
 
 import airbench_mteb  # noqa: F401  (registers the tasks)
 from airbench_mteb.commands import generate_irsc
-from airbench_mteb.commands import irsc as irsc_commands
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.retrieval_data import read_corpus_jsonl, read_queries_jsonl
 from airbench_mteb.generation.irsc import BuildConfig, SourceRecord, build_irsc
@@ -318,12 +317,16 @@ def _first_hit(run: dict[str, float], qrels: dict[str, int], depth: int) -> int:
 
 
 def test_compare_and_report(built: Path, evaluated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from airbench_mteb.report import PLOTS
+    from airbench_mteb.commands import compare as compare_command
+    from airbench_mteb.commands import report as report_command
+    from airbench_mteb.report import PLOTS, ReportRequest
 
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", "")  # restored after the test: --data-dir below sets it
 
     parser = argparse.ArgumentParser()
-    irsc_commands.register(parser.add_subparsers())
+    subparsers = parser.add_subparsers()
+    compare_command.register(subparsers)
+    report_command.register(subparsers)
     args = parser.parse_args(["compare", "--predictions", str(evaluated / "predictions"), "--out",
                               str(tmp_path / "cmp"), "--data-dir", str(built)])
     assert args.func(args) == 0
@@ -346,8 +349,7 @@ def test_compare_and_report(built: Path, evaluated: Path, tmp_path: Path, monkey
             assert csv_rows[0] == "model," + ",".join(MODELS)
             assert float(csv_rows[1].split(",")[2]) == pytest.approx(expected_ssci, abs=1e-6)
 
-    report = argparse.Namespace(results=evaluated / "results", predictions=tmp_path / "cmp", out=tmp_path / "report",
-                                models=None, tasks=None)
+    report = ReportRequest(results=evaluated / "results", predictions=tmp_path / "cmp", out=tmp_path / "report")
     tables = PLOTS["table"](report)[0].read_text()
     minilm_part_zh = _scores(evaluated, MODELS[0], "IRSCPartRetrieval")["zh"]
     assert "## Chinese" in tables and "| multilingual-e5-small |" in tables
@@ -360,10 +362,21 @@ def test_compare_and_report(built: Path, evaluated: Path, tmp_path: Path, monkey
         for path in paths:
             height, width, _ = matplotlib.image.imread(path).shape
             assert height > 300 and width > 300
+    # the command maps its options to the same request: one model (by its short name), one task
+    args = parser.parse_args(["report", "--plot", "table", "heatmap", "--results", str(evaluated / "results"),
+                              "--predictions", str(tmp_path / "cmp"), "--out", str(tmp_path / "one"),
+                              "--models", "multilingual-e5-small", "--tasks", "IRSCPartRetrieval"])
+    assert args.func(args) == 0
+    one = (tmp_path / "one" / "irsc_tables.md").read_text()
+    assert "| multilingual-e5-small |" in one and "all-MiniLM" not in one and "Part R@10" in one and "Title" not in one
+    assert sorted(p.name for p in (tmp_path / "one").glob("irsc_ssci_*.png")) == \
+        ["irsc_ssci_en.png", "irsc_ssci_mixed.png", "irsc_ssci_zh.png"]
 
 
 def test_compare_refuses_runs_of_different_queries(built: Path, evaluated: Path, tmp_path: Path):
     import shutil
+
+    from airbench_mteb.report.compare import compare_predictions, read_model_predictions
 
     for model in MODELS:
         shutil.copytree(evaluated / "predictions" / model.replace("/", "__"), tmp_path / model.replace("/", "__"))
@@ -372,9 +385,9 @@ def test_compare_refuses_runs_of_different_queries(built: Path, evaluated: Path,
     dropped = sorted(data["en"]["test"])[0]
     del data["en"]["test"][dropped]
     path.write_text(json.dumps(data))
-    models = [irsc_commands.read_predictions(tmp_path / m.replace("/", "__")) for m in MODELS]
+    models = [read_model_predictions(tmp_path / m.replace("/", "__")) for m in MODELS]
     with pytest.raises(DatasetError, match=rf"IRSCPartRetrieval/en: .*multilingual-e5-small.*{dropped}"):
-        irsc_commands.compare_predictions(models)
+        compare_predictions(models)
 
 
 def test_build_command_with_the_bundled_llm(tmp_path: Path):
@@ -403,13 +416,12 @@ KILL_PARAGRAPHS = [
     "The Amazon river flows through Brazil and carries more water than any other river on Earth.",
     "Photosynthesis lets plants turn sunlight, water and carbon dioxide into sugar and oxygen.",
     "The Great Wall of China was built over many centuries to protect the northern borders of the empire.",
-    "Honey bees communicate the location of flowers to each other with a waggle dance inside the hive.",
 ]
 
 
 def _llm_build_argv(source: Path, out: Path) -> list[str]:
-    return ["generate", "irsc", "--out", str(out), "--per-task", "3", "--cross-per-task", "2", "--source", str(source),
-            "--llm", "--temperature", "0", "--max-tokens", "32", "--concurrency", "1"]
+    return ["generate", "irsc", "--out", str(out), "--per-task", "2", "--cross-per-task", "1", "--source", str(source),
+            "--llm", "--temperature", "0", "--max-tokens", "16", "--concurrency", "1"]
 
 
 def _published(out: Path) -> dict[str, bytes]:
@@ -437,14 +449,14 @@ def test_killed_llm_build_resumes_without_asking_again(tmp_path: Path):
     args = _cli_parser().parse_args(_llm_build_argv(source, reference))
     assert args.func(args) == 0
     reference_calls = json.loads((reference / "run_account.json").read_text())["calls"]
-    assert reference_calls >= 8
+    assert reference_calls >= 6
 
     out = tmp_path / "killed"
     journal = out / ".work" / "journal.jsonl"
     command = [sys.executable, "-m", "airbench_mteb.cli", *_llm_build_argv(source, out)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and len(journal_records(journal)) < 4:
+    while time.monotonic() < deadline and len(journal_records(journal)) < 3:
         time.sleep(0.02)
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=60)
@@ -453,7 +465,7 @@ def test_killed_llm_build_resumes_without_asking_again(tmp_path: Path):
     cache = ResponseCache(out / ".work" / "llm_cache.sqlite")
     answered_before_kill = len(cache)
     cache.close()
-    assert 4 <= answered_before_kill < reference_calls
+    assert 3 <= answered_before_kill < reference_calls
 
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
@@ -469,4 +481,4 @@ def test_plot_registry():
     with pytest.raises(KeyError, match=r"available: .*heatmap"):
         PLOTS["no-such-plot"]
     with pytest.raises(ValueError, match="registered twice"):
-        register_plot("table")(lambda args: [])
+        register_plot("table")(lambda request: [])
