@@ -20,6 +20,7 @@ GENERATORS = (
     "airbench_mteb.commands.generate:register_airbench",
     "airbench_mteb.commands.generate_cocktail:register_generator",
     "airbench_mteb.commands.generate_cocktail:register_report",
+    "airbench_mteb.commands.generate_irsc:register_generator",
 )
 
 
