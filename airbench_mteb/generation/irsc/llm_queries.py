@@ -17,6 +17,8 @@ from airbench_mteb.generation.store import Journal
 
 
 class LLMWriter:
+    """Asks ``client`` with fixed sampling parameters; answers are cleaned, journaled, then returned."""
+
     def __init__(self, client: LLMClient, journal: Journal, params: LLMParams) -> None:
         self.client = client
         self.journal = journal
