@@ -19,7 +19,7 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.beir",
     "airbench_mteb.commands.generate",
     "airbench_mteb.commands.register",
-    "airbench_mteb.commands.irsc",
+    "airbench_mteb.commands.compare",
     "airbench_mteb.commands.generate_irsc",
     "airbench_mteb.commands.cocktail",
     "airbench_mteb.commands.demo",

@@ -13,7 +13,10 @@ import pytest
 
 import airbench_mteb  # noqa: F401  (registers tasks and models)
 from airbench_mteb.commands import cocktail as bias_command
-from airbench_mteb.report.bias import bias_plot
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.report import ReportRequest
+from airbench_mteb.report.bias import bias_plot, collect_points
+from airbench_mteb.report.results import read_results
 from airbench_mteb.tasks.cocktail import make_source_bias_task, parse_sources
 from tests.conftest import SHARED_DATA
 
@@ -40,7 +43,6 @@ def test_any_multi_source_folder_becomes_a_task(three_sources: Path) -> None:
                                  settings=["mixed"])
     assert task.metadata.hf_subsets == ["human", "llm", "human-copy", "mixed", "mixed-all-relevant"]
     assert task.hf_subsets == ["mixed"]
-    assert type(mteb.get_task("MyRewritesBias")) is type(task)  # registered: results load by name
     model = mteb.get_model("airbench-mteb/bm25")
     result = mteb.evaluate(model, task, cache=None, show_progress_bar=False).task_results[0]
     (row,) = result.scores["test"]
@@ -83,7 +85,7 @@ def test_bias_command_on_a_registered_task_and_on_a_folder_then_the_plot(
     assert next(out.rglob("MineBias.json"))
 
     plot_dir = tmp_path / "plots"
-    png, table = bias_plot(argparse.Namespace(results=out, out=plot_dir, models=None, tasks=None))
+    png, table = bias_plot(ReportRequest(results=out, out=plot_dir))
     assert png == plot_dir / "bias.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = list(csv.DictReader(table.open(encoding="utf-8")))
     assert {(row["model"], row["task"]) for row in rows} == {("airbench-mteb/bm25", "CocktailNQUTD"),
@@ -91,8 +93,41 @@ def test_bias_command_on_a_registered_task_and_on_a_folder_then_the_plot(
     nq = next(row for row in rows if row["task"] == "CocktailNQUTD")
     assert float(nq["ndcg"]) == pytest.approx(100 * mixed["ndcg_at_1"])
     assert float(nq["relative_delta"]) == pytest.approx(mixed["source_bias"]["relative_delta_ndcg_at_1_llm"])
-    with pytest.raises(SystemExit, match="no result of a source-bias task"):
-        bias_plot(argparse.Namespace(results=out, out=plot_dir, models=["nobody/none"], tasks=None))
+    assert float(nq["reference_share"]) == pytest.approx(mixed["source_bias"]["share_at_1_human"])
+    with pytest.raises(DatasetError, match="no result of a source-bias task"):
+        bias_plot(ReportRequest(results=out, out=plot_dir, models=("nobody/none",)))
+
+    # a task mteb does not know here (evaluated elsewhere): its reference source must be named
+    (mine,) = out.rglob("MineBias.json")
+    elsewhere = json.loads(mine.read_text(encoding="utf-8")) | {"task_name": "ElsewhereBias"}
+    (mine.parent / "ElsewhereBias.json").write_text(json.dumps(elsewhere), encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"ElsewhereBias\.json: ElsewhereBias is not a source-bias task known here.*--reference"):
+        collect_points(out, tasks=["ElsewhereBias"])
+    (point,) = collect_points(out, models=["bm25"], tasks=["ElsewhereBias"], reference="human")
+    (known,) = collect_points(out, tasks=["MineBias"])  # `bias --sources` registered it: its reference is declared
+    assert (point.compared, point.relative_delta, point.reference_share) == \
+        (known.compared, known.relative_delta, known.reference_share)
+    with pytest.raises(DatasetError, match=r"ElsewhereBias\.json.*no relative_delta_ndcg_at_1_human score"):
+        collect_points(out, tasks=["ElsewhereBias"], reference="llm")
+
+
+def test_the_results_reader_selects_by_model_and_task_and_names_bad_files(tmp_path: Path) -> None:
+    model = mteb.get_model("airbench-mteb/bm25")
+    task = make_source_bias_task(NQ_UTD, ["human", f"llm={LLM_FILE}"], name="ReaderBias", settings=["mixed"])
+    mteb.evaluate(model, task, cache=mteb.ResultCache(tmp_path), show_progress_bar=False)
+    (path,) = tmp_path.rglob("ReaderBias.json")
+    for root in (tmp_path, tmp_path / "results"):  # the cache root or its results/ folder
+        (found,) = read_results(root, models=["bm25"], tasks=["ReaderBias"])
+        assert (found.model, found.label, found.path, found.result.task_name) == \
+            ("airbench-mteb/bm25", "airbench-mteb/bm25", path, "ReaderBias")
+    assert read_results(tmp_path, models=["airbench-mteb/bm25"]) == [found]
+    assert read_results(tmp_path, models=["all-MiniLM-L6-v2"]) == []
+    assert read_results(tmp_path, tasks=["CocktailNQUTD"]) == []
+    with pytest.raises(DatasetError, match="no MTEB results folder"):
+        read_results(tmp_path / "nothing-here")
+    path.with_name("BrokenBias.json").write_text(path.read_text(encoding="utf-8")[:200], encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"BrokenBias\.json.*malformed JSON"):
+        read_results(tmp_path)
 
 
 def test_bias_command_needs_tasks_or_sources() -> None:

@@ -8,7 +8,8 @@ Two ways to name the data:
   (``corpus/<stem>.jsonl`` per source, same ids; ``queries.jsonl``; ``qrels/<split>.tsv``), the
   first source being the reference.
 
-Results go to MTEB's results layout under ``--output-folder``; a summary table is printed.
+Results go to MTEB's results layout under ``--output-folder``; a summary table
+(:func:`airbench_mteb.report.bias.bias_summary_table`) is printed.
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.commands.run import apply_data_dir
-from airbench_mteb.registry import resolve_model
-
-SUMMARY_CUTOFFS = (1, 3, 5)
+from airbench_mteb.registry import register_tasks, resolve_model
 
 
 def _tasks(args: argparse.Namespace) -> list[Any]:
@@ -31,8 +30,10 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
     if args.sources:
         if args.tasks or args.data_dir is None:
             raise SystemExit("airbench-mteb bias: --sources evaluates the folder given by --data-dir, without -t")
-        return [make_source_bias_task(args.data_dir, args.sources, name=args.name, splits=args.eval_splits,
-                                      settings=args.settings, keep_titles=args.keep_titles or None)]
+        task = make_source_bias_task(args.data_dir, args.sources, name=args.name, splits=args.eval_splits,
+                                     settings=args.settings, keep_titles=args.keep_titles or None)
+        register_tasks([type(task)])  # results of the task are then loadable by name
+        return [task]
     if not args.tasks:
         raise SystemExit("airbench-mteb bias: give -t TASK... (e.g. CocktailNFCorpus) or --data-dir FOLDER --sources ...")
     apply_data_dir(args)
@@ -46,25 +47,10 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
     return tasks
 
 
-def summary_rows(task_result: Any, reference: str, others: list[str]) -> list[list[str]]:
-    """One row per split and setting: NDCG@k, and for ``mixed`` the Relative Δ@k and the reference's share@k."""
-    rows = []
-    for split, subsets in task_result.scores.items():
-        for scores in subsets:
-            row = [task_result.task_name, split, scores["hf_subset"],
-                   *(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in SUMMARY_CUTOFFS)]
-            bias = scores.get("source_bias")
-            for other in others:
-                row += ([f"{bias[f'relative_delta_ndcg_at_{k}_{other}']:+.1f}" for k in SUMMARY_CUTOFFS] if bias
-                        else ["" for _ in SUMMARY_CUTOFFS])
-            row += ([f"{bias[f'share_at_{k}_{reference}']:.3f}" for k in SUMMARY_CUTOFFS] if bias
-                    else ["" for _ in SUMMARY_CUTOFFS])
-            rows.append(row)
-    return rows
-
-
 def bias(args: argparse.Namespace) -> int:
     import mteb
+
+    from airbench_mteb.report.bias import bias_summary_table
 
     tasks = _tasks(args)
     model = mteb.get_model(resolve_model(args.model))
@@ -73,15 +59,7 @@ def bias(args: argparse.Namespace) -> int:
                             overwrite_strategy=args.overwrite_strategy, **options)
     by_name = {task_result.task_name: task_result for task_result in results.task_results}
     for task in tasks:
-        task_result = by_name[task.metadata.name]
-        reference, *others = [label for label, _ in task.sources]
-        header = ["task", "split", "setting", *(f"ndcg@{k}" for k in SUMMARY_CUTOFFS),
-                  *(f"Δ{k}:{other}" for other in others for k in SUMMARY_CUTOFFS),
-                  *(f"share@{k}:{reference}" for k in SUMMARY_CUTOFFS)]
-        rows = [header, *summary_rows(task_result, reference, others)]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        for row in rows:
-            print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        print(bias_summary_table(by_name[task.metadata.name], [label for label, _ in task.sources]))
     if args.output_folder:
         print(f"results written under {Path(args.output_folder) / 'results'}")
     return 0

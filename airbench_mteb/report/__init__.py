@@ -1,19 +1,39 @@
-"""Registry of the plots behind ``airbench-mteb report --plot NAME``.
+"""Registry of the plots and tables behind ``airbench-mteb report --plot NAME``.
 
-A plot is a function ``(args: argparse.Namespace) -> list[Path]`` that writes its files
-under ``args.out`` and returns their paths. Plot modules register themselves with
-:func:`register_plot`; they are imported on first access of :data:`PLOTS` so that
-``import airbench_mteb`` stays free of matplotlib.
+A plot is a function ``(request: ReportRequest) -> list[Path]`` that writes its files under
+``request.out`` and returns their paths; :func:`write_report` runs several. Plot modules
+register themselves with :func:`register_plot`; they are imported on first access of
+:data:`PLOTS` so that ``import airbench_mteb`` stays free of matplotlib.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-PlotFunction = Callable[[argparse.Namespace], list[Path]]
+from airbench_mteb.data.errors import DatasetError
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """What a plot reads and where it writes."""
+
+    out: Path  # the folder the files go to
+    results: Path | None = None  # MTEB results (a ResultCache root, e.g. `mteb run --output-folder`)
+    predictions: Path | None = None  # the output of `airbench-mteb compare`
+    models: tuple[str, ...] | None = None  # only these models (full or short names); None: all
+    tasks: tuple[str, ...] | None = None  # only these tasks; None: all
+    reference: str | None = None  # the reference source of source-bias tasks mteb does not know
+
+    def results_folder(self, plot: str) -> Path:
+        if self.results is None:
+            raise DatasetError(f"the {plot} plot reads MTEB results: give the results folder (--results)")
+        return self.results
+
+
+PlotFunction = Callable[[ReportRequest], list[Path]]
 
 # Every module that registers plots; each must exist (a missing one is a packaging bug).
 PLOT_MODULES = ("airbench_mteb.report.irsc", "airbench_mteb.report.bias")
@@ -55,3 +75,10 @@ class _PlotRegistry(Mapping[str, PlotFunction]):
 
 
 PLOTS: Mapping[str, PlotFunction] = _PlotRegistry()
+
+
+def write_report(plots: Sequence[str], request: ReportRequest) -> list[Path]:
+    """Run the plots named ``plots`` (keys of :data:`PLOTS`) and return every file they wrote."""
+    functions = [PLOTS[name] for name in plots]  # an unknown name fails before anything is written
+    request.out.mkdir(parents=True, exist_ok=True)
+    return [path for function in functions for path in function(request)]

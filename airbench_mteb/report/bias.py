@@ -1,27 +1,34 @@
 """`airbench-mteb report --plot bias`: ranking performance against source bias, as in Cocktail's Figure 1.
 
-Reads MTEB results of source-bias tasks (``<results>/[results/]<model>/<revision>/<Task>.json``,
-experiments included) and plots, for each model, NDCG@1 on the mixed corpus (every copy relevant,
-the ``mixed`` setting's main score) against Relative Δ NDCG@1 from the same ranking: one small
-point per dataset and one large point per model at its mean over datasets. Left of the dashed
+Reads MTEB results of source-bias tasks (:func:`airbench_mteb.report.results.read_results`,
+experiments included; the reference source is the one the task declares first) and plots, for
+each model, NDCG@1 on the mixed corpus (every copy relevant, the ``mixed`` setting's main score)
+against Relative Δ NDCG@1 from the same ranking: one small point per dataset and one large point
+per model at its mean over datasets. Left of the dashed
 line a model prefers LLM-generated text, right of it human-written text. Writes ``bias.png`` and
 the plotted numbers as ``bias.csv``.
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
-import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
-from airbench_mteb.report import register_plot
+from airbench_mteb.metrics.source_bias import unflatten
+from airbench_mteb.report import ReportRequest, register_plot
+from airbench_mteb.report.results import ModelTaskResult, read_results
+
+if TYPE_CHECKING:
+    from mteb.results import TaskResult
 
 MIXED = "mixed"
 CUTOFF = 1  # the paper's headline cut-off
+SUMMARY_CUTOFFS = (1, 3, 5)  # the cut-offs of Cocktail's tables
 
 
 @dataclass(frozen=True)
@@ -37,73 +44,77 @@ class BiasPoint:
     reference_share: float  # share of the reference source in the top k
 
 
-def result_files(results: Path) -> Iterator[Path]:
-    """Task result files under an MTEB results folder or a ResultCache root (holding ``results/``)."""
-    root = results / "results" if (results / "results").is_dir() else results
-    if not root.is_dir():
-        raise SystemExit(f"report --plot bias: results folder {results} not found")
-    yield from sorted(p for p in root.rglob("*.json") if p.name != "model_meta.json")
+def declared_reference(task_name: str) -> tuple[str, str | None] | None:
+    """(reference source, paper split) of a source-bias task as its class declares them; None if mteb
+    does not know the task here (e.g. a ``--sources`` folder evaluated in another process)."""
+    import mteb
+
+    from airbench_mteb.tasks.cocktail import CocktailTask, SourceBiasTask
+
+    try:
+        task = mteb.get_task(task_name)
+    except KeyError:
+        return None
+    if not isinstance(task, SourceBiasTask):
+        return None
+    return task.sources[0][0], task.entry.paper_split if isinstance(task, CocktailTask) else None
 
 
-def model_label(result_file: Path) -> str:
-    """The model's name (plus its experiment kwargs, e.g. BM25 parameters) from ``model_meta.json``."""
-    meta_path = result_file.parent / "model_meta.json"
-    if not meta_path.is_file():
-        return result_file.parent.parent.name.replace("__", "/")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    kwargs = meta.get("experiment_kwargs") or {}
-    suffix = f" ({', '.join(f'{k}={v}' for k, v in sorted(kwargs.items()))})" if kwargs else ""
-    return f"{meta['name']}{suffix}"
+def points_of(found: ModelTaskResult, reference: str | None = None, k: int = CUTOFF) -> list[BiasPoint]:
+    """The bias points of one result: its ``mixed`` subset on the paper's split, else ``test`` (none if absent).
 
-
-def _preferred_split(task_name: str, splits: Sequence[str]) -> str:
-    from airbench_mteb.data.cocktail_source import cocktail_entries
-
-    paper = {e.task_name: e.paper_split for e in cocktail_entries()}.get(task_name)
-    for split in (paper, "test"):
-        if split in splits:
-            return split
-    return sorted(splits)[0]
-
-
-def points_of(result_file: Path, k: int = CUTOFF) -> list[BiasPoint]:
-    """The bias points of one result file: its ``mixed`` subset on the preferred split (none if absent)."""
-    data = json.loads(result_file.read_text(encoding="utf-8"))
-    scores = {split: rows for split, rows in data.get("scores", {}).items()
-              if any(row.get("hf_subset") == MIXED and "source_bias" in row for row in rows)}
-    if not scores:
+    The reference source is the one the task declares; ``reference`` names it for a task mteb
+    does not know here.
+    """
+    result = found.result
+    mixed = {split: row for split, rows in result.scores.items() for row in rows
+             if row.get("hf_subset") == MIXED and "source_bias" in row}
+    if not mixed:
         return []
-    split = _preferred_split(data["task_name"], list(scores))
-    mixed = next(row for row in scores[split] if row.get("hf_subset") == MIXED)
-    bias = mixed["source_bias"]
-    prefix = f"relative_delta_ndcg_at_{k}_"
-    shares = [key for key in bias if key.startswith(f"share_at_{k}_")]
-    compared = sorted(key.removeprefix(prefix) for key in bias if key.startswith(prefix))
-    # the reference is the one source never compared with itself
-    reference = next(key.removeprefix(f"share_at_{k}_") for key in shares
-                     if key.removeprefix(f"share_at_{k}_") not in compared)
-    model = model_label(result_file)
-    return [BiasPoint(model=model if len(compared) == 1 else f"{model} vs {other}", task=data["task_name"],
-                      split=split, compared=other, ndcg=100 * mixed[f"ndcg_at_{k}"],
-                      relative_delta=bias[prefix + other], reference_share=bias[f"share_at_{k}_{reference}"])
-            for other in compared]
+    declared = declared_reference(result.task_name)
+    if declared is None and reference is None:
+        raise DatasetError(f"{result.task_name} is not a source-bias task known here, so its reference source is "
+                           "unknown; name it (--reference, e.g. human)", path=found.path)
+    reference, paper_split = declared or (reference, None)
+    split = next((s for s in (paper_split, "test") if s in mixed), min(mixed))
+    row = mixed[split]
+    try:
+        bias = unflatten(row["source_bias"], reference)
+    except ValueError as error:
+        raise DatasetError(f"{result.task_name}/{split}/{MIXED}: {error}", path=found.path) from None
+    reference_share = bias.sources[reference].share[k]
+    return [BiasPoint(model=found.label if len(bias.compared) == 1 else f"{found.label} vs {other}",
+                      task=result.task_name, split=split, compared=other, ndcg=100 * row[f"ndcg_at_{k}"],
+                      relative_delta=bias.sources[other].relative_delta["ndcg"][k], reference_share=reference_share)
+            for other in bias.compared]
 
 
-def collect_points(results: Path, models: Sequence[str] | None = None,
-                   tasks: Sequence[str] | None = None) -> list[BiasPoint]:
-    """Every bias point under ``results``; the most recent file wins for a model, task and split."""
-    latest: dict[tuple[str, str, str], tuple[float, BiasPoint]] = {}
-    for path in result_files(results):
-        for point in points_of(path):
-            if tasks and point.task not in tasks:
-                continue
-            if models and not any(point.model == m or point.model.startswith(f"{m} ") for m in models):
-                continue
-            key = (point.model, point.task, point.compared)
-            mtime = path.stat().st_mtime
-            if key not in latest or mtime >= latest[key][0]:
-                latest[key] = (mtime, point)
-    return sorted((point for _, point in latest.values()), key=lambda p: (p.model, p.task))
+def collect_points(results: Path, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None,
+                   reference: str | None = None) -> list[BiasPoint]:
+    """Every bias point under ``results`` (the latest result of a model on a task)."""
+    points = [point for found in read_results(results, models, tasks) for point in points_of(found, reference)]
+    return sorted(points, key=lambda p: (p.model, p.task))
+
+
+def bias_summary_table(result: TaskResult, sources: Sequence[str], cutoffs: Sequence[int] = SUMMARY_CUTOFFS) -> str:
+    """Aligned text, one row per split and setting: NDCG@k, and for ``mixed`` the Relative Δ@k of each
+    compared source and the reference's share@k (``sources[0]`` is the reference)."""
+    reference, *others = sources
+    header = ["task", "split", "setting", *(f"ndcg@{k}" for k in cutoffs),
+              *(f"Δ{k}:{other}" for other in others for k in cutoffs), *(f"share@{k}:{reference}" for k in cutoffs)]
+    rows = [header]
+    for split, subsets in result.scores.items():
+        for scores in subsets:
+            flat = scores.get("source_bias")
+            bias = unflatten(flat, reference) if flat else None
+            rows.append([result.task_name, split, scores["hf_subset"],
+                         *(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in cutoffs),
+                         *(f"{bias.sources[other].relative_delta['ndcg'][k]:+.1f}" if bias else ""
+                           for other in others for k in cutoffs),
+                         *(f"{bias.sources[reference].share[k]:.3f}" if bias else "" for k in cutoffs)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)
 
 
 def write_csv(points: Sequence[BiasPoint], path: Path) -> Path:
@@ -147,11 +158,12 @@ def draw(points: Sequence[BiasPoint], path: Path) -> Path:
 
 
 @register_plot("bias")
-def bias_plot(args: argparse.Namespace) -> list[Path]:
-    """Plot NDCG@1 (mixed) against Relative Δ NDCG@1 for every model under ``args.results``."""
-    results, out = Path(args.results), Path(args.out)
-    points = collect_points(results, getattr(args, "models", None), getattr(args, "tasks", None))
+def bias_plot(request: ReportRequest) -> list[Path]:
+    """Plot NDCG@1 (mixed) against Relative Δ NDCG@1 for every selected model and task."""
+    results = request.results_folder("bias")
+    points = collect_points(results, request.models, request.tasks, request.reference)
     if not points:
-        raise SystemExit(f"report --plot bias: no result of a source-bias task (a 'mixed' subset with source_bias "
-                         f"scores) under {results}; run e.g. `airbench-mteb bias -m MODEL -t CocktailNFCorpus`")
-    return [draw(points, out / "bias.png"), write_csv(points, out / "bias.csv")]
+        raise DatasetError("no result of a source-bias task (a 'mixed' subset with source_bias scores) for the "
+                           "selected models and tasks; run e.g. `airbench-mteb bias -m MODEL -t CocktailNFCorpus`",
+                           path=results)
+    return [draw(points, request.out / "bias.png"), write_csv(points, request.out / "bias.csv")]

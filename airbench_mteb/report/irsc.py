@@ -1,16 +1,13 @@
 """IRSC plots and tables: SSCI heatmaps (paper Fig. 3/4), radar charts (Fig. 2), summary tables (Table 1).
 
-``heatmap`` reads the output of ``airbench-mteb compare`` (``--predictions`` = its ``--out``);
-``radar`` and ``table`` read MTEB results (``--results``: the folder ``mteb run
---output-folder`` / ``ResultCache`` wrote, ``results/<model>/<revision>/<Task>.json``).
+``heatmap`` reads the output of ``airbench-mteb compare`` (:func:`airbench_mteb.report.compare.read_comparison`);
+``radar`` and ``table`` read MTEB results (:func:`airbench_mteb.report.results.read_results`).
 One figure or table section per language setting (subset).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +15,9 @@ import numpy as np
 from airbench_mteb.catalog.irsc import SETTINGS, irsc_catalog
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
-from airbench_mteb.report import register_plot
+from airbench_mteb.report import ReportRequest, register_plot
+from airbench_mteb.report.compare import read_comparison
+from airbench_mteb.report.results import read_results, selected, short_model
 
 # Table 1 / Figure 2 of the paper: r@10, m@10 (MRR) and n@10; the radar plots their mean
 PAPER_METRICS = (("recall_at_10", "R@10"), ("mrr_at_10", "MRR@10"), ("ndcg_at_10", "nDCG@10"))
@@ -30,37 +29,17 @@ Scores = dict[str, dict[str, dict[str, dict[str, float]]]]  # model -> task -> s
 
 def task_labels() -> dict[str, str]:
     """IRSC task name -> short label, in the paper's order (Query, Title, Part, Keyword, Summary)."""
-    return {entry["name"]: entry["label"] for entry in irsc_catalog()["tasks"]}
+    return {entry.name: entry.label for entry in irsc_catalog().tasks}
 
 
-def short_model(name: str) -> str:
-    return name.split("/", 1)[-1]
-
-
-def _selected(value: str, wanted: Iterable[str] | None) -> bool:
-    return wanted is None or value in wanted or short_model(value) in wanted
-
-
-def read_irsc_results(results: Path, models: list[str] | None = None, tasks: list[str] | None = None,
+def read_irsc_results(results: Path, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None,
                       split: str = "test") -> Scores:
-    """IRSC scores of every model under an MTEB results folder (model name from ``model_meta.json``)."""
-    labels = task_labels()
+    """IRSC scores of the selected models and tasks on ``split``, by model label, task and subset."""
+    wanted = [task for task in task_labels() if selected(task, tasks)]
     scores: Scores = {}
-    for path in sorted(results.rglob("*.json")):
-        task = path.stem
-        if task not in labels or not _selected(task, tasks):
-            continue
-        meta_path = path.parent / "model_meta.json"
-        model = (json.loads(meta_path.read_text(encoding="utf-8")).get("name") if meta_path.is_file()
-                 else path.parent.parent.name.replace("__", "/"))
-        if not _selected(model, models):
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
-        for entry in data.get("scores", {}).get(split, []):
-            scores.setdefault(model, {}).setdefault(task, {})[entry["hf_subset"]] = entry
+    for found in read_results(results, models, wanted):
+        for entry in found.result.scores.get(split, []):
+            scores.setdefault(found.label, {}).setdefault(found.result.task_name, {})[entry["hf_subset"]] = entry
     if not scores:
         raise DatasetError("no IRSC results (IRSC*Retrieval.json) for the selected models and tasks", path=results)
     return scores
@@ -90,9 +69,9 @@ def _pyplot():
 
 
 @register_plot("table")
-def summary_tables(args: argparse.Namespace) -> list[Path]:
+def summary_tables(request: ReportRequest) -> list[Path]:
     """``irsc_tables.md``: per language, models x tasks with R@10 / MRR@10 / nDCG@10 and their mean."""
-    scores = read_irsc_results(args.results, args.models, args.tasks)
+    scores = read_irsc_results(request.results_folder("table"), request.models, request.tasks)
     labels = task_labels()
     lines = ["# IRSC results", ""]
     for subset in _subsets(scores):
@@ -113,21 +92,21 @@ def summary_tables(args: argparse.Namespace) -> list[Path]:
             average = f"{np.mean(values):.4f}" if values else "-"
             lines.append(f"| {short_model(model)} | " + " | ".join(cells) + f" | {average} |")
         lines.append("")
-    path = args.out / "irsc_tables.md"
+    path = request.out / "irsc_tables.md"
     with atomic_write(path) as handle:
         handle.write("\n".join(lines))
     return [path]
 
 
 @register_plot("radar")
-def radar_charts(args: argparse.Namespace) -> list[Path]:
+def radar_charts(request: ReportRequest) -> list[Path]:
     """``irsc_radar_<subset>.png``: every model over the IRSC tasks, value = mean(R@10, MRR@10, nDCG@10).
 
     A setting with fewer than three tasks (e.g. Chinese built offline) gets grouped bars instead:
     a radar of two axes is a line and hides one model behind the other.
     """
     plt = _pyplot()
-    scores = read_irsc_results(args.results, args.models, args.tasks)
+    scores = read_irsc_results(request.results_folder("radar"), request.models, request.tasks)
     labels = task_labels()
     written = []
     for subset in _subsets(scores):
@@ -161,29 +140,27 @@ def radar_charts(args: argparse.Namespace) -> list[Path]:
         axis.set_ylim(0, 1)
         axis.set_title(f"IRSC {SETTING_TITLES[subset]}\nmean of R@10, MRR@10, nDCG@10", fontsize=11, pad=18)
         axis.legend(ncol=2, fontsize=9, frameon=False, **legend)
-        written.append(_save(figure, args.out / f"irsc_radar_{subset}.png", plt))
+        written.append(_save(figure, request.out / f"irsc_radar_{subset}.png", plt))
     return written
 
 
 @register_plot("heatmap")
-def ssci_heatmaps(args: argparse.Namespace) -> list[Path]:
+def ssci_heatmaps(request: ReportRequest) -> list[Path]:
     """``irsc_ssci_<subset>.png``: one SSCI matrix per task (blue: models agree, red: they diverge)."""
-    from airbench_mteb.commands.irsc import read_comparison
-
-    if getattr(args, "predictions", None) is None:
-        raise DatasetError("the heatmap reads `airbench-mteb compare` output: pass --predictions COMPARE_OUT")
-    comparisons = read_comparison(args.predictions)
+    if request.predictions is None:
+        raise DatasetError("the heatmap reads `airbench-mteb compare` output: give its folder (--predictions)")
+    comparisons = read_comparison(request.predictions).matrices
     labels = task_labels()
     plt = _pyplot()
     written = []
     for subset in SETTINGS:
-        tasks = [t for t in labels if subset in comparisons.get(t, {}) and _selected(t, args.tasks)]
+        tasks = [t for t in labels if subset in comparisons.get(t, {}) and selected(t, request.tasks)]
         if not tasks:
             continue
         shown = []
         for task in tasks:
             comparison = comparisons[task][subset]
-            keep = [i for i, m in enumerate(comparison.models) if _selected(m, args.models)]
+            keep = [i for i, m in enumerate(comparison.models) if selected(m, request.models)]
             shown.append((task, [comparison.models[i] for i in keep], comparison.ssci[np.ix_(keep, keep)]))
         top = max(float(m.max()) for _, _, m in shown) or 1.0
         size = max(len(models) for _, models, _ in shown)
@@ -201,9 +178,9 @@ def ssci_heatmaps(args: argparse.Namespace) -> list[Path]:
             axis.set_title(f"{labels[task]} ({comparisons[task][subset].num_queries} q)", fontsize=10)
         figure.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="SSCI")
         figure.suptitle(f"SSCI, IRSC {SETTING_TITLES[subset]} (smaller = more consistent)", fontsize=11)
-        written.append(_save(figure, args.out / f"irsc_ssci_{subset}.png", plt))
+        written.append(_save(figure, request.out / f"irsc_ssci_{subset}.png", plt))
     if not written:
-        raise DatasetError("the comparison has no IRSC task for the selected tasks", path=args.predictions)
+        raise DatasetError("the comparison has no IRSC task for the selected tasks", path=request.predictions)
     return written
 
 

@@ -1,0 +1,43 @@
+"""`airbench-mteb compare`: SSCI and RCCI of N models from their MTEB prediction files
+(:mod:`airbench_mteb.report.compare`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+
+
+def compare(args: argparse.Namespace) -> int:
+    from airbench_mteb.report.compare import (
+        compare_predictions,
+        prediction_folders,
+        read_model_predictions,
+        write_comparison,
+    )
+
+    apply_data_dir(args)
+    models = [read_model_predictions(folder, args.tasks) for folder in prediction_folders(args.predictions)]
+    comparison = compare_predictions(models, split=args.split, depth=args.depth)
+    for note in comparison.notes:
+        print(note, file=sys.stderr)
+    for path in write_comparison(comparison, args.out):
+        print(path)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="SSCI and RCCI between models from their MTEB prediction files",
+        description="Reads <Task>_predictions.json of each model (mteb run --prediction-folder), loads the qrels "
+                    "from the task data and writes N x N SSCI/RCCI matrices per task and subset.")
+    parser.add_argument("--predictions", type=Path, nargs="+", required=True,
+                        help="one prediction folder per model, or a folder of such folders")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--tasks", nargs="*", default=None, help="only these tasks")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--depth", type=int, default=10, help="ranks compared per query (n + 1)")
+    add_data_dir_argument(parser)
+    parser.set_defaults(func=compare)

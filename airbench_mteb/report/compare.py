@@ -1,0 +1,164 @@
+"""SSCI and RCCI between N models (IRSC seed, section 3.3) from their MTEB prediction files.
+
+Each model's rankings are the files MTEB saves with ``prediction_folder=`` / ``--prediction-folder``
+(:mod:`airbench_mteb.data.predictions`), one folder per model; the qrels come from the task
+itself. Per task and subset every model has, :func:`compare_predictions` gives the N x N
+matrices, :func:`write_comparison` writes them (CSV per matrix, ``comparison.json``, a Markdown
+summary) and :func:`read_comparison` reads them back for the heatmap. Runs of one task and
+subset must cover the same queries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import atomic_write
+from airbench_mteb.data.predictions import PREDICTIONS_SUFFIX, Predictions, one_model, read_predictions
+from airbench_mteb.metrics.pairwise import PairwiseComparison, Qrels, Run, compare_runs
+
+COMPARISON_FILE = "comparison.json"
+
+
+@dataclass(frozen=True)
+class ModelPredictions:
+    """One model's prediction files, by task."""
+
+    model: str
+    folder: Path
+    tasks: Mapping[str, Predictions]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """SSCI/RCCI matrices per task and subset, with what was left out and why."""
+
+    split: str
+    depth: int
+    matrices: Mapping[str, Mapping[str, PairwiseComparison]]  # task -> subset -> matrices
+    notes: Sequence[str] = field(default_factory=tuple)
+
+
+def prediction_folders(paths: Sequence[Path]) -> list[Path]:
+    """Each path is one model's prediction folder, or a folder of such folders (one per model)."""
+    folders: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            raise DatasetError("prediction folder not found", path=path)
+        if any(path.glob(f"*{PREDICTIONS_SUFFIX}")):
+            folders.append(path)
+            continue
+        children = sorted(p for p in path.iterdir() if p.is_dir() and any(p.glob(f"*{PREDICTIONS_SUFFIX}")))
+        if not children:
+            raise DatasetError(f"no *{PREDICTIONS_SUFFIX} files here or in its subfolders", path=path)
+        folders.extend(children)
+    return folders
+
+
+def read_model_predictions(folder: Path, tasks: Sequence[str] | None = None) -> ModelPredictions:
+    """The prediction files of ``tasks`` (all if None) in one model's folder; two models in it are an error."""
+    paths = sorted(folder.glob(f"*{PREDICTIONS_SUFFIX}"))
+    files = [read_predictions(p) for p in paths if tasks is None or p.name.removesuffix(PREDICTIONS_SUFFIX) in tasks]
+    if not files:
+        raise DatasetError("no predictions of the requested tasks", path=folder)
+    model, _ = one_model(files)
+    return ModelPredictions(model, folder, {f.task_name: f for f in files})
+
+
+def _check_same_queries(task: str, subset: str, runs: Mapping[str, Run]) -> None:
+    (first, reference), *others = runs.items()
+    for model, run in others:
+        if set(run) != set(reference):
+            only_first = sorted(set(reference) - set(run))[:5]
+            only_other = sorted(set(run) - set(reference))[:5]
+            raise DatasetError(f"{task}/{subset}: the runs of {first!r} ({len(reference)} queries) and {model!r} "
+                               f"({len(run)} queries) cover different queries (only in {first!r}: {only_first}; "
+                               f"only in {model!r}: {only_other}); evaluate both on the same data before comparing")
+
+
+def task_qrels(task_name: str, subset: str, split: str) -> Qrels:
+    """The qrels of one task subset, loaded the way the task loads them (needs its data)."""
+    import mteb
+
+    task = mteb.get_task(task_name)
+    loader = getattr(task, "load_split", None)
+    if loader is not None:  # plugin tasks: no need to build MTEB datasets for the whole task
+        return loader(subset, split).qrels
+    task.load_data()
+    return task.dataset[subset][split]["relevant_docs"]
+
+
+def compare_predictions(models: Sequence[ModelPredictions], split: str = "test", depth: int = 10) -> Comparison:
+    """SSCI/RCCI over the top ``depth`` per task and subset that every model has predictions of."""
+    names = [m.model for m in models]
+    if len(set(names)) != len(names):
+        raise DatasetError(f"the same model appears twice among the prediction folders: {names}")
+    if len(models) < 2:
+        raise DatasetError(f"comparing needs the predictions of at least two models, got {names}")
+    notes: list[str] = []
+    matrices: dict[str, dict[str, PairwiseComparison]] = {}
+    for task in sorted({t for m in models for t in m.tasks}):
+        missing = [m.model for m in models if task not in m.tasks]
+        if missing:
+            notes.append(f"{task}: skipped, no predictions from {missing}")
+            continue
+        for subset in sorted({s for m in models for s in m.tasks[task].runs}):
+            lacking = [m.model for m in models if split not in m.tasks[task].runs.get(subset, {})]
+            if lacking:
+                notes.append(f"{task}/{subset}: skipped, no {split} predictions from {lacking}")
+                continue
+            runs = {m.model: m.tasks[task].run(subset, split) for m in models}
+            _check_same_queries(task, subset, runs)
+            queries = next(iter(runs.values()))
+            qrels = task_qrels(task, subset, split)
+            unjudged = sorted(set(queries) - set(qrels))[:5]
+            if unjudged:
+                raise DatasetError(f"{task}/{subset}: the runs answer queries the data has no qrels for "
+                                   f"(e.g. {unjudged}); were they made from another build of the data?")
+            judged = {q: docs for q, docs in qrels.items() if q in queries}
+            matrices.setdefault(task, {})[subset] = compare_runs(runs, judged, depth)
+    if not matrices:
+        raise DatasetError("nothing to compare: " + "; ".join(notes))
+    return Comparison(split, depth, matrices, tuple(notes))
+
+
+def write_comparison(comparison: Comparison, out: Path) -> list[Path]:
+    """``comparison.json``, ``comparison.md`` and ``<task>/<subset>_{ssci,rcci}.csv`` under ``out``."""
+    written = []
+    for task, subsets in comparison.matrices.items():
+        for subset, matrices in subsets.items():
+            for index in ("ssci", "rcci"):
+                path = out / task / f"{subset}_{index}.csv"
+                with atomic_write(path) as handle:
+                    handle.write(matrices.to_csv(index))
+                written.append(path)
+    payload = {"split": comparison.split, "depth": comparison.depth,
+               "comparisons": {t: {s: c.to_dict() for s, c in subsets.items()}
+                               for t, subsets in comparison.matrices.items()}}
+    with atomic_write(out / COMPARISON_FILE) as handle:
+        handle.write(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    sections = [f"# SSCI and RCCI (top {comparison.depth}, split {comparison.split})", ""]
+    for task, subsets in comparison.matrices.items():
+        for subset, matrices in subsets.items():
+            sections += [f"## {task} / {subset} ({matrices.num_queries} queries)", "",
+                         matrices.to_markdown("ssci"), "", matrices.to_markdown("rcci"), ""]
+    with atomic_write(out / "comparison.md") as handle:
+        handle.write("\n".join(sections))
+    return [out / COMPARISON_FILE, out / "comparison.md", *written]
+
+
+def read_comparison(path: Path) -> Comparison:
+    """``comparison.json`` (or the folder holding it) back into a :class:`Comparison`."""
+    path = path / COMPARISON_FILE if path.is_dir() else path
+    if not path.is_file():
+        raise DatasetError(f"no {COMPARISON_FILE}: run `airbench-mteb compare --out DIR` first", path=path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
+    return Comparison(data["split"], data["depth"],
+                      {task: {subset: PairwiseComparison.from_dict(c) for subset, c in subsets.items()}
+                       for task, subsets in data["comparisons"].items()})
