@@ -54,6 +54,8 @@ class BuildSummary:
 
 
 class _Build:
+    """One build's pairs per setting and task, and what it skipped and why (the corpus is trimmed last)."""
+
     def __init__(self, pool: SourcePool, config: BuildConfig, llm: LLMWriter | None, show_progress: bool) -> None:
         self.pool = pool
         self.config = config
