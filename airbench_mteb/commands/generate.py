@@ -47,7 +47,7 @@ def _airbench(args: argparse.Namespace) -> int:
     async def run() -> Path:
         client = client_from_args(args, args.out)
         try:
-            return await generate_airbench(config, client, args.out, placement)
+            return await generate_airbench(config, client, args.out, placement, show_progress=True)
         finally:
             await client.aclose()
             print(f"LLM: {client.account.summary()}")

@@ -128,7 +128,7 @@ async def generate_candidates(rows: list[dict[str, Any]], config: AirBenchConfig
 
 class AirBenchPipeline:
     def __init__(self, config: AirBenchConfig, client: LLMClient | None, out: str | Path,
-                 placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
+                 placement: ModelPlacement = DEFAULT_PLACEMENT, *, show_progress: bool = False) -> None:
         if config.candidates.task_type != config.task_type or config.candidates.language != config.language:
             raise GenerationError("candidate settings must carry the config's task type and language")
         try:  # an unknown language is refused before any LLM call, not when the dataset is written
@@ -139,6 +139,7 @@ class AirBenchPipeline:
         self.client = client
         self.out = Path(out)
         self.placement = placement  # where the QC models run: not part of the fingerprint, a resume may move
+        self.show_progress = show_progress
         self.stage_seconds: dict[str, float] = {}
         self.journal = Journal(self.out / WORK_DIR / "journal.jsonl")
         run = self.journal.get("run", "config")
@@ -157,7 +158,8 @@ class AirBenchPipeline:
         sampler = AttributeSampler(self.config.task_type, self.config.seed, self.config.rewrites)
         done = {int(r["key"]): r["record"] for r in self.journal.records("candidate")}
         account = self.client.account
-        with tqdm(total=len(rows), initial=len(done), desc="candidates", unit="item") as bar:
+        with tqdm(total=len(rows), initial=len(done), desc="candidates", unit="item",
+                  disable=not self.show_progress) as bar:
             async def one(row: dict[str, Any]) -> None:
                 index = row["index"]
                 record = await generator.generate(index, row["positive_id"], row["text"], sampler.sample(index))
@@ -199,7 +201,7 @@ class AirBenchPipeline:
         rerankers = [make_reranker(spec, self.client, self.placement) for spec in c.rerankers]
         judge = LLMJudge(self.client, seed=c.seed, document_chars=c.candidates.document_chars)
         started = self._lap("load_qc_models", started)
-        result = await QualityControl(judge, recall, rerankers, c.qc).run(data)
+        result = await QualityControl(judge, recall, rerankers, c.qc, show_progress=self.show_progress).run(data)
         started = self._lap("quality_control", started)
         out = self._write(corpus, candidates, result, recall.name, [r.name for r in rerankers], judge.name)
         self._lap("write", started)
@@ -263,8 +265,9 @@ class AirBenchPipeline:
 
 
 async def generate_airbench(config: AirBenchConfig, client: LLMClient, out: str | Path,
-                            placement: ModelPlacement = DEFAULT_PLACEMENT) -> Path:
-    pipeline = AirBenchPipeline(config, client, out, placement)
+                            placement: ModelPlacement = DEFAULT_PLACEMENT, *, show_progress: bool = False) -> Path:
+    """Generate the dataset into ``out`` (resuming a run there); progress bars only with ``show_progress``."""
+    pipeline = AirBenchPipeline(config, client, out, placement, show_progress=show_progress)
     try:
         return await pipeline.run()
     finally:

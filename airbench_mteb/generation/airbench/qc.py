@@ -107,11 +107,12 @@ async def _ranks(rerankers: Sequence[Reranker], query: str, doc_ids: list[str]) 
 
 class QualityControl:
     def __init__(self, judge: Judge, recall_encoder: Encoder, rerankers: Sequence[Reranker],
-                 settings: QCSettings = QCSettings()) -> None:
+                 settings: QCSettings = QCSettings(), *, show_progress: bool = False) -> None:
         self.judge = judge
         self.recall_encoder = recall_encoder
         self.rerankers = list(rerankers)
         self.settings = settings
+        self.show_progress = show_progress
 
     def _positive(self, level: int) -> bool:
         return level in self.settings.positive_levels
@@ -170,7 +171,8 @@ class QualityControl:
 
     async def run(self, data: QCInput) -> QCResult:
         qids = list(data.queries)
-        with tqdm(total=len(qids), desc="QC judge positives", unit="query") as bar:
+        with tqdm(total=len(qids), desc="QC judge positives", unit="query",
+                  disable=not self.show_progress) as bar:
             async def filtered(qid: str) -> dict[str, Any]:
                 decision = await self._filter_query(data, qid)
                 bar.update()
@@ -182,7 +184,8 @@ class QualityControl:
         recalled = dict(zip(kept, recall.search([data.queries[q] for q in kept], self.settings.recall_depth), strict=True))
         for reranker in self.rerankers:
             reranker.prepare(data.corpus)
-        with tqdm(total=len(kept), desc="QC correct labels", unit="query") as bar:
+        with tqdm(total=len(kept), desc="QC correct labels", unit="query",
+                  disable=not self.show_progress) as bar:
             async def corrected(qid: str) -> list[dict[str, Any]]:
                 decisions = await self._correct_labels(data, qid, recalled[qid])
                 bar.update()

