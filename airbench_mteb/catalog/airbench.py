@@ -10,7 +10,14 @@ from mteb.abstasks.task_metadata import TaskDomain
 from mteb.types import Licenses
 from pydantic import Field, NonNegativeInt
 
-from airbench_mteb.catalog.entries import CatalogEntry, catalog_items, check_unique, entry_label, parse_entry
+from airbench_mteb.catalog.entries import (
+    CatalogEntry,
+    LanguageScript,
+    catalog_items,
+    check_unique,
+    entry_label,
+    parse_entry,
+)
 
 HUB_ORG = "AIR-Bench"
 Split = Literal["dev", "test"]
@@ -37,7 +44,7 @@ class AirBenchEntry(CatalogEntry):
     domain: str
     language: str
     dataset: str
-    eval_lang: str = Field(pattern=r"^[a-z]{3}-[A-Z][a-z]{3}$")
+    eval_lang: LanguageScript
     mteb_domains: tuple[TaskDomain, ...]
     source_name: str
     source_url: str

@@ -6,9 +6,10 @@ import json
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from mteb.languages import check_language_code
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from airbench_mteb.data.errors import DatasetError
 
@@ -20,6 +21,16 @@ _warned_unpinned: set[str] = set()
 TASK_NAME = r"^[A-Za-z0-9_.-]+$"
 
 Entry = TypeVar("Entry", bound=BaseModel)
+
+
+def _language_script(code: str) -> str:
+    check_language_code(code)  # MTEB's own check, so a task's metadata never fails on it later
+    if "-" not in code:
+        raise ValueError(f"{code!r} is not <ISO 639-3>-<ISO 15924 script>, e.g. eng-Latn")
+    return code
+
+
+LanguageScript = Annotated[str, AfterValidator(_language_script)]  # e.g. "eng-Latn", as MTEB's eval_langs
 
 
 def task_name_part(text: str) -> str:

@@ -31,6 +31,7 @@ from airbench_mteb.catalog.entries import (
     LOCAL_REVISION,
     TASK_NAME,
     CatalogEntry,
+    LanguageScript,
     catalog_items,
     entry_label,
     parse_entry,
@@ -56,7 +57,7 @@ class CocktailFolderEntry(CatalogEntry):
     data_dir: str
     sources: Sources
     splits: tuple[str, ...] = Field(min_length=1)
-    languages: tuple[str, ...] = ("eng-Latn",)
+    languages: tuple[LanguageScript, ...] = Field(default=("eng-Latn",), min_length=1)
     license: Licenses = "not specified"
     revision: str = LOCAL_REVISION
 

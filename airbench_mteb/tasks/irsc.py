@@ -7,7 +7,8 @@ queries, English corpus) and ``e2c`` (English queries, Chinese corpus). Every ta
 reads the same corpus file, so the embedding cache encodes it once for all five.
 
 Data: ``<data dir>/irsc`` as written by ``airbench-mteb build-irsc`` (layout in
-``airbench_mteb.generation.irsc``). A task evaluates the subsets that were built; the others
+``airbench_mteb.generation.irsc``); a build registered with ``register-dataset`` gets five tasks of
+its own, named ``<task>_<suffix>``. A task evaluates the subsets that were built; the others
 (e.g. the LLM-made ones of an offline build) are left out with a log line saying why.
 """
 
