@@ -474,6 +474,31 @@ def test_killed_llm_build_resumes_without_asking_again(tmp_path: Path):
     assert _published(out) == _published(reference)
 
 
+def test_demo_runs_every_step_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]):
+    from airbench_mteb.cli import main
+
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", "")  # restored after the test: the demo configures its data dir
+    models = ["airbench-mteb/bm25", "airbench-mteb/all-MiniLM-L6-v2"]
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--per-task", "5", "--corpus-limit", "30", "--models", *models]) == 0
+    printed = capsys.readouterr().out
+    table = [[cell.strip() for cell in line.strip("|").split("|")] for line in printed.splitlines()
+             if line.startswith("| ")]
+    assert table[0] == ["Model", "Title", "Part", "Keyword", "Mean"]
+    assert [row[0] for row in table[1:]] == models  # in the order asked for
+    for model, *cells, _ in table[1:]:
+        for task, cell in zip(built_irsc_task_names(), cells, strict=True):
+            (path,) = (out / "results").rglob(f"{model.replace('/', '__')}/*/{task}.json")
+            main_scores = [s["main_score"] for s in json.loads(path.read_text())["scores"]["test"]]
+            assert cell == f"{sum(main_scores) / len(main_scores):.4f}"
+    comparison = json.loads((out / "compare" / "comparison.json").read_text())
+    assert comparison["comparisons"]["IRSCPartRetrieval"]["zh"]["models"] == sorted(models)
+    assert (out / "report" / "irsc_tables.md").is_file()
+    assert {p.name for p in (out / "report").glob("*.png")} == {
+        f"irsc_{kind}_{subset}.png" for kind in ("radar", "ssci") for subset in ("en", "zh", "mixed")}
+
+
 def test_plot_registry():
     from airbench_mteb.report import PLOTS, register_plot
 

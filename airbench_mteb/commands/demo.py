@@ -1,68 +1,79 @@
 """`airbench-mteb demo`: the main job, offline — build a small real IRSC benchmark, evaluate the
-bundled models with mteb, print an MTEB-style table, compare the models and write the plots."""
+bundled models with mteb, print an MTEB-style table, compare the models and write the plots.
+Every step is a library call: ``generate_irsc``, ``mteb.evaluate``, ``report.irsc.main_score_table``,
+``report.compare``, ``report.write_report``."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from airbench_mteb.models import BM25_MODEL, BUNDLED_ENCODERS
 
+if TYPE_CHECKING:
+    from airbench_mteb.generation.irsc import BuildConfig, BuildSummary
+
 DEMO_MODELS = (*BUNDLED_ENCODERS, BM25_MODEL)
+DEMO_PLOTS = ("table", "radar", "heatmap")
 
 
-def evaluate_models(models: list[str], task_names: list[str], results: Path, predictions: Path) -> None:
-    import mteb
+async def build_demo_data(data: Path, config: BuildConfig, llm: bool) -> BuildSummary:
+    """IRSC from the shipped text; with ``llm`` also the LLM-made tasks, by the bundled GGUF model."""
+    from airbench_mteb.generation.irsc import generate_irsc
+    from airbench_mteb.generation.irsc.sources import shipped_records
+    from airbench_mteb.generation.llm import LLMClient, ResponseCache, make_backend
 
-    tasks = mteb.get_tasks(tasks=task_names)
-    for name in models:
-        print(f"\n== evaluating {name} on {len(tasks)} IRSC tasks")
-        mteb.evaluate(mteb.get_model(name), tasks, cache=mteb.ResultCache(results), overwrite_strategy="always",
-                      prediction_folder=predictions / name.replace("/", "__"))
-
-
-def main_score_table(results: Path, models: list[str], task_names: list[str]) -> str:
-    """Models x tasks, main score (nDCG@10) averaged over the subsets, as MTEB's summary tables show it."""
-    import mteb
-
-    loaded = mteb.ResultCache(results).load_results(models=models, tasks=task_names)
-    rows = [["Model", *[t.removeprefix("IRSC").removesuffix("Retrieval") for t in task_names], "Mean"]]
-    for model_result in loaded.model_results:
-        by_task = {r.task_name: r.get_score() for r in model_result.task_results}
-        scores = [by_task.get(t) for t in task_names]
-        present = [s for s in scores if s is not None]
-        rows.append([model_result.model_name, *[f"{s:.4f}" if s is not None else "-" for s in scores],
-                     f"{sum(present) / len(present):.4f}" if present else "-"])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
-    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    return "\n".join(lines)
+    client = LLMClient(make_backend("llamacpp"), ResponseCache(data / ".work" / "llm_cache.sqlite")) if llm else None
+    try:
+        return await generate_irsc(shipped_records(), data, config, client)
+    finally:
+        if client is not None:
+            await client.aclose()
+            print(f"LLM: {client.account.summary()}")
 
 
 def demo(args: argparse.Namespace) -> int:
-    from airbench_mteb.cli import main as cli
+    import mteb
+
+    from airbench_mteb.generation.irsc import BuildConfig
+    from airbench_mteb.report import ReportRequest, write_report
+    from airbench_mteb.report.compare import (
+        compare_predictions,
+        prediction_folders,
+        read_model_predictions,
+        write_comparison,
+    )
+    from airbench_mteb.report.irsc import main_score_table
     from airbench_mteb.settings import configure
     from airbench_mteb.tasks.irsc import built_irsc_task_names
 
     out: Path = args.out.resolve()
     data, results, predictions = out / "data", out / "results", out / "predictions"
-    build = ["build-irsc", "--out", str(data), "--per-task", str(args.per_task), "--corpus-limit",
-             str(args.corpus_limit), "--seed", str(args.seed), *(["--llm"] if args.llm else [])]
-    if cli(build) != 0:
-        return 1
+    config = BuildConfig(per_task=args.per_task, corpus_limit=args.corpus_limit, seed=args.seed)
+    print(asyncio.run(build_demo_data(data, config, args.llm)).describe())
     configure(data_dir=data)
     task_names = built_irsc_task_names()
-    evaluate_models(args.models, task_names, results, predictions)
+    tasks = mteb.get_tasks(tasks=task_names)
+    for name in args.models:
+        print(f"\n== evaluating {name} on {len(tasks)} IRSC tasks")
+        mteb.evaluate(mteb.get_model(name), tasks, cache=mteb.ResultCache(results), overwrite_strategy="always",
+                      prediction_folder=predictions / name.replace("/", "__"))
     print("\nnDCG@10 (main score, mean over the built language settings)\n")
     print(main_score_table(results, args.models, task_names))
-    steps = [["compare", "--predictions", *[str(p) for p in sorted(predictions.iterdir())], "--out",
-              str(out / "compare")],
-             ["report", "--plot", "table", "radar", "heatmap", "--results", str(results), "--predictions",
-              str(out / "compare"), "--out", str(out / "report")]]
-    for step in steps:
-        print(f"\n== airbench-mteb {step[0]}")
-        if cli(step) != 0:
-            return 1
+
+    print("\n== airbench-mteb compare")
+    comparison = compare_predictions([read_model_predictions(f) for f in prediction_folders([predictions])])
+    for note in comparison.notes:
+        print(note, file=sys.stderr)
+    for path in write_comparison(comparison, out / "compare"):
+        print(path)
+    print("\n== airbench-mteb report")
+    for path in write_report(DEMO_PLOTS, ReportRequest(out=out / "report", results=results,
+                                                       predictions=out / "compare")):
+        print(path)
     print(f"\nresults: {results}\nplots and tables: {out / 'report'}")
     return 0
 

@@ -17,7 +17,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.compare import read_comparison
-from airbench_mteb.report.results import read_results, selected, short_model
+from airbench_mteb.report.results import ModelTaskResult, read_results, selected, short_model
 
 # Table 1 / Figure 2 of the paper: r@10, m@10 (MRR) and n@10; the radar plots their mean
 PAPER_METRICS = (("recall_at_10", "R@10"), ("mrr_at_10", "MRR@10"), ("ndcg_at_10", "nDCG@10"))
@@ -43,6 +43,29 @@ def read_irsc_results(results: Path, models: Sequence[str] | None = None, tasks:
     if not scores:
         raise DatasetError("no IRSC results (IRSC*Retrieval.json) for the selected models and tasks", path=results)
     return scores
+
+
+def main_score_table(results: Path, models: Sequence[str], task_names: Sequence[str]) -> str:
+    """Markdown, models x tasks: the main score (nDCG@10) averaged over the subsets, as MTEB's summary
+    tables show it (``TaskResult.get_score``), and its mean over the tasks; rows in the order of ``models``."""
+    position = {name: index for index, name in enumerate(models)}
+
+    def row_order(found: ModelTaskResult) -> tuple[int, str]:
+        return position.get(found.model, position.get(short_model(found.model), len(position))), found.label
+
+    by_model: dict[str, dict[str, float]] = {}
+    for found in sorted(read_results(results, models, task_names), key=row_order):
+        by_model.setdefault(found.label, {})[found.result.task_name] = found.result.get_score()
+    rows = [["Model", *[t.removeprefix("IRSC").removesuffix("Retrieval") for t in task_names], "Mean"]]
+    for model, by_task in by_model.items():
+        scores = [by_task.get(t) for t in task_names]
+        present = [s for s in scores if s is not None]
+        rows.append([model, *[f"{s:.4f}" if s is not None else "-" for s in scores],
+                     f"{sum(present) / len(present):.4f}" if present else "-"])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
 
 
 def _subsets(scores: Scores) -> list[str]:
