@@ -19,9 +19,11 @@ def report(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from airbench_mteb.report import PLOTS
+
     parser = subparsers.add_parser("report", help="write leaderboard tables and plots (PNG) from results")
-    parser.add_argument("--plot", nargs="+", required=True,
-                        help="one or more of: bias, heatmap, radar, table (airbench_mteb.report.PLOTS)")
+    parser.add_argument("--plot", nargs="+", required=True, choices=list(PLOTS),
+                        help="one or more of: %(choices)s (airbench_mteb.report.PLOTS)")
     parser.add_argument("--results", type=Path, default=None,
                         help="MTEB results folder (mteb run --output-folder); bias, radar and table read it")
     parser.add_argument("--predictions", type=Path, default=None, help="the --out folder of `compare` (heatmap)")

@@ -44,7 +44,7 @@ class BiasPoint:
     reference_share: float  # share of the reference source in the top k
 
 
-def declared_reference(task_name: str) -> tuple[str, str | None] | None:
+def declared_reference_and_split(task_name: str) -> tuple[str, str | None] | None:
     """(reference source, paper split) of a source-bias task as its class declares them; None if mteb
     does not know the task here (e.g. a ``--sources`` folder evaluated in another process)."""
     import mteb
@@ -71,11 +71,13 @@ def points_of(found: ModelTaskResult, reference: str | None = None, k: int = CUT
              if row.get("hf_subset") == MIXED and "source_bias" in row}
     if not mixed:
         return []
-    declared = declared_reference(result.task_name)
-    if declared is None and reference is None:
+    declared = declared_reference_and_split(result.task_name)
+    paper_split: str | None = None
+    if declared is not None:
+        reference, paper_split = declared
+    elif reference is None:
         raise DatasetError(f"{result.task_name} is not a source-bias task known here, so its reference source is "
                            "unknown; name it (--reference, e.g. human)", path=found.path)
-    reference, paper_split = declared or (reference, None)
     split = next((s for s in (paper_split, "test") if s in mixed), min(mixed))
     row = mixed[split]
     try:
