@@ -170,6 +170,19 @@ def test_register_dataset_takes_an_irsc_build_and_updates_it_when_registered_aga
     assert "not a generated dataset" in capsys.readouterr().err
 
 
+def test_a_cocktail_folder_may_not_take_a_packaged_name_and_needs_its_manifest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    catalog = tmp_path / "catalog.json"
+    monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(catalog))
+    folder = _cocktail_folder(tmp_path / "nf")
+    assert cli.main(["register-dataset", str(folder), "--name", "CocktailNFCorpus"]) == 2
+    assert "'CocktailNFCorpus' is the name of a built-in co*cktail task; pass another --name" in capsys.readouterr().err
+    assert not catalog.exists()
+    (folder / "corpus" / f"{LLM}.jsonl").unlink()
+    assert cli.main(["register-dataset", str(folder)]) == 2
+    assert f"the corpus file of source '{LLM}' is missing" in capsys.readouterr().err
+
+
 def test_the_irsc_manifest_is_read_once_per_version_of_the_file(tmp_path: Path) -> None:
     root = _irsc_build(tmp_path) / "irsc"
     first = read_manifest(root)
@@ -179,14 +192,15 @@ def test_the_irsc_manifest_is_read_once_per_version_of_the_file(tmp_path: Path) 
 
 
 def test_a_generated_cocktail_folder_registers_lists_and_runs(tmp_path: Path) -> None:
-    """The done-when path of issue 11: register-dataset, available-tasks and run, all through the command line."""
+    """The done-when path of issue 11: register-dataset, (mteb's and our) available-tasks and run, all as commands."""
     folder = _cocktail_folder(tmp_path / "nf-small")
     catalog = tmp_path / "catalog.json"
     done = _run([str(BIN / "airbench-mteb"), "register-dataset", str(folder)], catalog)
     assert done.returncode == 0, done.stderr
     assert "Cocktail_nf-small" in done.stdout
-    listed = _run([str(BIN / "airbench-mteb"), "available-tasks"], catalog)
-    assert listed.returncode == 0 and "Cocktail_nf-small" in listed.stdout, listed.stderr[-2000:]
+    for cli_name in ("mteb", "airbench-mteb"):
+        listed = _run([str(BIN / cli_name), "available-tasks"], catalog)
+        assert listed.returncode == 0 and "Cocktail_nf-small" in listed.stdout, listed.stderr[-2000:]
     run = _run([str(BIN / "airbench-mteb"), "run", "-m", "airbench-mteb/bm25", "-t", "Cocktail_nf-small",
                 "--output-folder", str(tmp_path / "results"), "--prediction-folder", str(tmp_path / "predictions"),
                 "--no-co2-tracker"], catalog)

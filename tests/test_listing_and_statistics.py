@@ -15,6 +15,7 @@ from airbench_mteb.cli import main
 from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.generation.irsc import BuildConfig, build_irsc
 from airbench_mteb.generation.irsc.sources import peoples_daily_records, wikipedia_sample_records
+from airbench_mteb.settings import configure
 from airbench_mteb.tasks.statistics import SHIPPED_STATS
 from tests.airbench_mirror import english_documents, write_entry
 from tests.conftest import SHARED_DATA
@@ -141,7 +142,7 @@ def test_irsc_statistics_are_computed_into_the_build_and_follow_a_rebuild(
         assert (got["num_documents"], got["num_queries"]) == (documents, queries)
 
     build_irsc(records, tmp_path / "other", BuildConfig(per_task=6, corpus_limit=20, seed=8))
-    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(tmp_path / "other"))
+    configure(data_dir=tmp_path / "other")  # as --data-dir does (the stats command configured the first build)
     assert mteb.get_task("IRSCPartRetrieval").metadata.descriptive_stats is None  # another build: not computed yet
 
 

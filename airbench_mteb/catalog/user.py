@@ -159,7 +159,7 @@ def _read_user_catalog(path: Path, fingerprint: str) -> UserCatalog:
     for number, item in enumerate(items, start=1):
         try:
             entry = parse_user_entry(item, number, str(path))
-            check_data_present(entry, entry_label(item, number), str(path))
+            check_data_present(entry, f"entry {number} ({', '.join(task_names(entry))})", str(path))
         except DatasetError as error:
             warnings.warn(f"airbench-mteb: skipped: {error}", stacklevel=3)
             continue
