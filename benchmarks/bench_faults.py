@@ -9,7 +9,7 @@ above them (command, trial, what differed). The fast subset is ``tests/test_cras
 
 MTEB 2.26 writes a result JSON in place (``TaskResult.to_disk``); the plugin writes it beside the target
 and renames it (``registry.write_results_atomically``), and the ``storage`` scenario's full disk checks that.
-Each trial takes seconds (unpack, package, generate cocktail) to about half a minute (run, build-irsc,
+Each trial takes seconds (unpack, package, generate cocktail) to about half a minute (run, generate irsc,
 generate airbench, encode on Ray) on 2 shared cores.
 """
 

@@ -222,7 +222,7 @@ def timed_kills(name: str, job: Callable[[Path], Callable[[], int]], root: Path,
 
 def irsc_job(out: Path) -> Callable[[], int]:
     """(c) an offline IRSC build, small enough to take seconds."""
-    return cli(["build-irsc", "--out", str(out), "--per-task", "2", "--corpus-limit", "20", "--seed", "1"])
+    return cli(["generate", "irsc", "--out", str(out), "--per-task", "2", "--corpus-limit", "20", "--seed", "1"])
 
 
 def cocktail_zip(root: Path) -> tuple[Path, str]:
@@ -504,7 +504,7 @@ class Suite:
         return figures
 
     def irsc(self, root: Path, trials: int, rng: random.Random) -> Figures:
-        return timed_kills("build-irsc", irsc_job, root, trials, rng)
+        return timed_kills("generate irsc", irsc_job, root, trials, rng)
 
     def unpack(self, root: Path, trials: int, rng: random.Random) -> Figures:
         root.mkdir(parents=True, exist_ok=True)
