@@ -21,6 +21,7 @@ from airbench_mteb.catalog.irsc import irsc_catalog, read_irsc_catalog
 from airbench_mteb.catalog.user import user_catalog
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.tasks.airbench import airbench_task_classes, make_task_class
+from airbench_mteb.tasks.cocktail import user_task_class
 from airbench_mteb.tasks.irsc import read_manifest
 from tests.conftest import SHARED_DATA
 
@@ -168,6 +169,37 @@ def test_register_dataset_takes_an_irsc_build_and_updates_it_when_registered_aga
     assert cli.main(["register-dataset", str(other), "--name", "IRSC"]) == 0  # IRSCQueryRetrieval_IRSC: no clash
     assert cli.main(["register-dataset", str(tmp_path / "other" / "irsc")]) == 2
     assert "not a generated dataset" in capsys.readouterr().err
+
+
+def test_a_real_generate_cocktail_output_registers_as_a_task_that_loads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest `generate cocktail` writes is what registration reads (bundled SmolLM2, 5 documents)."""
+    source = SHARED_DATA / "cocktail" / "nq-utd"
+    judged = ("Sports_d63", "Sports_d70", "Sports_d75")
+    corpus_in = tmp_path / "input"
+    (corpus_in / "qrels").mkdir(parents=True)
+    docs = {row["_id"]: row for row in _rows(source / "corpus" / "human.jsonl")}
+    (corpus_in / "corpus.jsonl").write_text("".join(json.dumps(docs[i]) + "\n" for i in (*judged, "Music_d610")))
+    (corpus_in / "queries.jsonl").write_text(
+        "".join(json.dumps(q) + "\n" for q in _rows(source / "queries.jsonl") if q["_id"] == "Sports_q7"))
+    qrels = [line for line in (source / "qrels" / "test.tsv").read_text().splitlines()[1:]
+             if line.startswith("Sports_q7\t") and line.split("\t")[1] in judged]
+    (corpus_in / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(qrels) + "\n")
+    out = tmp_path / "rewrites"
+    catalog = tmp_path / "catalog.json"
+    made = _run([str(BIN / "airbench-mteb"), "generate", "cocktail", "--corpus", str(corpus_in), "--out", str(out),
+                 "--llm", "smol-t0.2", "--max-words", "80", "--max-tokens", "20", "--seed", "3"], catalog)
+    assert made.returncode == 0, made.stderr[-3000:]
+    monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(catalog))
+    assert cli.main(["register-dataset", str(out)]) == 0
+    (entry,) = user_catalog().cocktail
+    assert entry.task_name == "Cocktail_rewrites" and entry.splits == ("test",)
+    assert entry.sources == (("human", "human"), ("smol-t0.2", "smol-t0.2"))
+    assert json.loads(catalog.read_text())["datasets"][0]["sources"] == {"human": "human", "smol-t0.2": "smol-t0.2"}
+    task = user_task_class(entry)()
+    task.load_data()
+    assert set(task.dataset) == {"human", "smol-t0.2", "mixed", "mixed-all-relevant"}
+    assert len(task.dataset["mixed"]["test"]["corpus"]) == 2 * len(_rows(out / "corpus" / "human.jsonl"))
 
 
 def test_a_cocktail_folder_may_not_take_a_packaged_name_and_needs_its_manifest(

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from mteb.abstasks.task_metadata import AnnotatorType, TaskDomain, TaskSubtype
 from mteb.types import Licenses
-from pydantic import AfterValidator, BeforeValidator, Field, NonNegativeInt
+from pydantic import AfterValidator, BeforeValidator, Field, NonNegativeInt, PlainSerializer
 
 from airbench_mteb.catalog.entries import TASK_NAME, CatalogEntry, catalog_items, check_unique, entry_label, parse_entry
 from airbench_mteb.data.cocktail_source import settings_of
@@ -46,7 +46,8 @@ def source_pairs(value: Any) -> Any:
 
 
 # (label, corpus file stem) pairs, the reference source first; JSON writes them as {label: stem}
-Sources = Annotated[tuple[tuple[str, str], ...], BeforeValidator(source_pairs), AfterValidator(check_sources)]
+Sources = Annotated[tuple[tuple[str, str], ...], BeforeValidator(source_pairs), AfterValidator(check_sources),
+                    PlainSerializer(dict, when_used="json")]
 
 
 class CocktailEntry(CatalogEntry):
