@@ -35,10 +35,13 @@ class ModelPlacement:
     batch_size: int = 64
     fp16: bool = False
 
+    def model_kwargs(self) -> dict[str, Any] | None:
+        """Half precision where asked: ``model_kwargs`` of MTEB's sentence-transformers loaders and ``CrossEncoder``."""
+        return {"torch_dtype": "float16"} if self.fp16 else None
+
     def torch_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of sentence-transformers' ``SentenceTransformer`` and ``CrossEncoder``."""
-        return {"device": torch_device(self.device),
-                "model_kwargs": {"torch_dtype": "float16"} if self.fp16 else None}
+        """Keyword arguments of sentence-transformers' ``CrossEncoder``."""
+        return {"device": torch_device(self.device), "model_kwargs": self.model_kwargs()}
 
 
 DEFAULT_PLACEMENT = ModelPlacement()
@@ -71,9 +74,8 @@ class MtebEncoder:
         import mteb
 
         model_name, self.name = BUNDLED.get(name, (resolve_model(name), name))
-        self.model = with_embedding_cache(mteb.get_model(
-            model_name, device=placement.device,
-            model_kwargs={"torch_dtype": "float16"} if placement.fp16 else None))
+        self.model = with_embedding_cache(mteb.get_model(model_name, device=placement.device,
+                                                         model_kwargs=placement.model_kwargs()))
         self.batch_size = placement.batch_size
 
     def encode(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
@@ -92,6 +94,7 @@ class MtebEncoder:
 
 
 def make_encoder(name: str, placement: ModelPlacement = DEFAULT_PLACEMENT) -> Encoder:
+    """``minilm``, ``e5``, or any model name or local folder MTEB can load, placed as ``placement`` says."""
     return MtebEncoder(name, placement)
 
 
