@@ -35,3 +35,17 @@ def test_folder_without_a_model(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["run", "-m", str(folder), "-t", "IRSCQueryRetrieval", "--output-folder", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip()
     assert str(folder) in err and "not a model folder" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["export-beir", "-t", "NoSuchTask", "--out", "OUT"],
+    ["stats", "-t", "NoSuchTask"],
+    ["bias", "-m", "airbench-mteb/bm25", "-t", "NoSuchTask"],
+])
+def test_every_command_taking_task_names_checks_them(argv: list[str], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [str(tmp_path / "out") if arg == "OUT" else arg for arg in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"airbench-mteb {argv[0]}: unknown task 'NoSuchTask'") and "\n" not in err
+    assert not (tmp_path / "out").exists()

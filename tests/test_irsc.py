@@ -204,7 +204,7 @@ def test_local_source_format_errors_name_the_line(tmp_path: Path):
 
 def test_tasks_evaluate_what_was_built(built: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.delenv("AIRBENCH_MTEB_DATA_DIR", raising=False)
-    with pytest.raises(DatasetError, match="build-irsc"):
+    with pytest.raises(DatasetError, match="generate irsc"):
         mteb.get_task("IRSCPartRetrieval").load_data()
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(built))
     assert built_irsc_task_names() == ["IRSCTitleRetrieval", "IRSCPartRetrieval", "IRSCKeywordRetrieval"]

@@ -150,4 +150,4 @@ def test_stats_of_a_task_without_its_data_is_a_one_line_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["stats", "-t", "IRSCQueryRetrieval", "--data-dir", str(tmp_path)]) == 2
     error = capsys.readouterr().err.strip()
-    assert len(error.splitlines()) == 1 and "build-irsc" in error
+    assert len(error.splitlines()) == 1 and "generate irsc" in error

@@ -44,6 +44,15 @@ def corpus_languages(setting: str) -> tuple[str, ...]:
     return (setting,)
 
 
+def query_languages(setting: str) -> tuple[str, ...]:
+    """The languages a setting's queries are in (cross-lingual: the one they are translated to)."""
+    if setting == "mixed":
+        return LANGUAGES
+    if setting in CROSS_SETTINGS:
+        return (CROSS_SETTINGS[setting][1],)
+    return (setting,)
+
+
 class IRSCTaskEntry(CatalogEntry):
     """One of the five IRSC tasks: its query type and how it is described."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from airbench_mteb.commands.names import check_task_names
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.beir_export import export_task
 
@@ -15,6 +16,7 @@ def export_beir(args: argparse.Namespace) -> int:
 
     import airbench_mteb  # noqa: F401  (registers the plugin's tasks with mteb)
 
+    check_task_names([args.task])
     task = mteb.get_task(args.task, eval_splits=args.splits, hf_subsets=args.subsets)
     for folder in export_task(task, args.out):
         print(f"wrote BEIR folder {folder}")

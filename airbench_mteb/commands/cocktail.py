@@ -18,8 +18,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.commands.names import check_task_names, model_argument
 from airbench_mteb.commands.run import apply_data_dir
-from airbench_mteb.registry import register_tasks, resolve_model
+from airbench_mteb.registry import register_tasks
 
 
 def _tasks(args: argparse.Namespace) -> list[Any]:
@@ -37,6 +38,7 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
     if not args.tasks:
         raise SystemExit("airbench-mteb bias: give -t TASK... (e.g. CocktailNFCorpus) or --data-dir FOLDER --sources ...")
     apply_data_dir(args)
+    check_task_names(args.tasks)
     tasks = []
     for name in args.tasks:
         task = mteb.get_task(name, eval_splits=args.eval_splits, hf_subsets=args.settings)
@@ -53,7 +55,7 @@ def bias(args: argparse.Namespace) -> int:
     from airbench_mteb.report.bias import bias_summary_table
 
     tasks = _tasks(args)
-    model = mteb.get_model(resolve_model(args.model))
+    model = mteb.get_model(model_argument(args.model))
     options: dict[str, Any] = {"cache": mteb.ResultCache(args.output_folder)} if args.output_folder else {}
     results = mteb.evaluate(model, tasks, encode_kwargs={"batch_size": args.batch_size} if args.batch_size else {},
                             overwrite_strategy=args.overwrite_strategy, **options)

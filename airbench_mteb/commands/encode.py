@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
-from airbench_mteb.registry import resolve_model
 
 
 def _encode(args: argparse.Namespace) -> int:
@@ -19,14 +19,13 @@ def _encode(args: argparse.Namespace) -> int:
         raise SystemExit("airbench-mteb encode: needs Ray: pip install 'airbench-mteb[distributed]'")
 
     apply_data_dir(args)
-    model = resolve_model(args.model)
-    try:
-        if args.benchmarks:
-            tasks = [task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks]
-        else:
-            tasks = list(mteb.get_tasks(tasks=args.tasks))
-    except KeyError as error:  # an unknown name; mteb's message suggests close ones
-        raise SystemExit(f"airbench-mteb encode: {error.args[0]}") from None
+    check_task_names(args.tasks)
+    check_benchmark_names(args.benchmarks)
+    model = model_argument(args.model)
+    if args.benchmarks:
+        tasks = [task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks]
+    else:
+        tasks = list(mteb.get_tasks(tasks=args.tasks))
     summary = encode_corpora(model, tasks, ray_address=args.ray_address, num_workers=args.num_workers,
                              gpus_per_worker=args.gpus_per_worker, batch_size=args.batch_size,
                              rows_per_block=args.rows_per_block)

@@ -7,6 +7,9 @@ a user gets one line naming what is unknown (with MTEB's own suggestions) and ex
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+
+from airbench_mteb.registry import resolve_model
 
 
 class UnknownNameError(ValueError):
@@ -57,3 +60,14 @@ def check_model_name(name: str, revision: str | None = None) -> None:
     except Exception as error:  # offline, no such repository, no access: all mean "cannot be run"
         raise UnknownNameError(f"unknown model {name!r}: {registry_reason} It is not a local model folder, and "
                                f"the hub lookup failed ({type(error).__name__}: {str(error).splitlines()[0]})") from None
+
+
+def model_argument(model: str, revision: str | None = None) -> str:
+    """The registered name of ``model`` (a name or a local folder); :class:`UnknownNameError` if it cannot run."""
+    if Path(model).is_dir():
+        try:
+            return resolve_model(model)
+        except ValueError as error:  # a folder without a model in it
+            raise UnknownNameError(str(error)) from None
+    check_model_name(model, revision)
+    return model

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from airbench_mteb.commands.names import UnknownNameError, check_benchmark_names, check_model_name, check_task_names
-from airbench_mteb.registry import add_mteb_cli_commands, register_models, resolve_model
+from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
+from airbench_mteb.registry import add_mteb_cli_commands, register_models
 from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure
 
 
@@ -21,17 +21,6 @@ def apply_data_dir(args: argparse.Namespace) -> None:
             configure(data_dir=args.data_dir.resolve())
         except SettingsError as error:
             raise SystemExit(f"airbench-mteb: {error}") from None
-
-
-def model_argument(model: str, revision: str | None = None) -> str:
-    """The registered name of ``model`` (a name or a local folder); :class:`UnknownNameError` if it cannot run."""
-    if Path(model).is_dir():
-        try:
-            return resolve_model(model)
-        except ValueError as error:  # a folder without a model in it
-            raise UnknownNameError(str(error)) from None
-    check_model_name(model, revision)
-    return model
 
 
 def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from airbench_mteb.commands.names import check_task_names
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
 
 
@@ -13,6 +14,7 @@ def compute_stats(args: argparse.Namespace) -> int:
     from airbench_mteb.tasks.statistics import compute_descriptive_statistics
 
     apply_data_dir(args)
+    check_task_names(args.tasks)
     written = compute_descriptive_statistics(mteb.get_tasks(tasks=args.tasks), num_proc=args.num_proc)
     for name, path in written.items():
         print(f"{name}: {path}")

@@ -6,7 +6,7 @@ subsets ``en``, ``zh``, ``mixed`` (both languages' queries over both corpora), `
 queries, English corpus) and ``e2c`` (English queries, Chinese corpus). Every task of a setting
 reads the same corpus file, so the embedding cache encodes it once for all five.
 
-Data: ``<data dir>/irsc`` as written by ``airbench-mteb build-irsc`` (layout in
+Data: ``<data dir>/irsc`` as written by ``airbench-mteb generate irsc`` (layout in
 ``airbench_mteb.generation.irsc``); a build registered with ``register-dataset`` gets five tasks of
 its own, named ``<task>_<suffix>``. A task evaluates the subsets that were built; the others
 (e.g. the LLM-made ones of an offline build) are left out with a log line saying why.
@@ -23,12 +23,13 @@ from typing import Any
 from mteb import Benchmark
 
 from airbench_mteb.catalog import irsc_catalog, user_catalog
-from airbench_mteb.catalog.irsc import SETTINGS, IRSCTaskEntry, corpus_languages
+from airbench_mteb.catalog.irsc import SETTINGS, IRSCTaskEntry, corpus_languages, query_languages
 from airbench_mteb.catalog.user import IRSC_MANIFEST, IRSCBuildEntry
 from airbench_mteb.data import DATA_DIR_ENV, data_dir
 from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.fingerprint import file_digest, files_fingerprint
+from airbench_mteb.data.languages import eval_language
 from airbench_mteb.data.qrels import read_qrels_tsv
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 from airbench_mteb.tasks.base import PluginRetrievalTask
@@ -47,14 +48,11 @@ in Retrieval-Augmented Generation Scenarios},
   year = {2024},
 }
 """
-EVAL_LANGS = {
-    "en": ["eng-Latn"],
-    "zh": ["cmn-Hans"],
-    "mixed": ["eng-Latn", "cmn-Hans"],
-    "c2e": ["cmn-Hans", "eng-Latn"],
-    "e2c": ["eng-Latn", "cmn-Hans"],
-}
-BUILD_HINT = f"run `airbench-mteb build-irsc --out DIR` and point --data-dir (or ${DATA_DIR_ENV}) at DIR"
+# MTEB's languages of a subset: its queries' language(s), then its corpus's (e.g. c2e: cmn-Hans, eng-Latn)
+EVAL_LANGS = {setting: list(dict.fromkeys(eval_language(lang)
+                                          for lang in (*query_languages(setting), *corpus_languages(setting))))
+              for setting in SETTINGS}
+BUILD_HINT = f"run `airbench-mteb generate irsc --out DIR` and point --data-dir (or ${DATA_DIR_ENV}) at DIR"
 
 
 def irsc_root(build: Path | None = None) -> Path:
@@ -158,7 +156,7 @@ def make_task_class(entry: IRSCTaskEntry, build: IRSCBuildEntry | None = None) -
     """The task class of one query type: over the data directory's build, or a registered ``build``."""
     name = entry.name if build is None else build.task_name(entry.name)
     folder = None if build is None else Path(build.data_dir)
-    where = ("Built locally with `airbench-mteb build-irsc` (offline: Wikipedia sample and People's Daily)."
+    where = ("Built locally with `airbench-mteb generate irsc` (offline: Wikipedia sample and People's Daily)."
              if build is None else f"Data: the IRSC build in {folder}.")
     catalog = irsc_catalog()
     return build_task_class(

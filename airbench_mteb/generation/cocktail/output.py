@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.catalog.user import COCKTAIL_MANIFEST
 from airbench_mteb.data.dataset_card import write_dataset_card
 from airbench_mteb.data.files import atomic_write, write_jsonl, write_tsv
 from airbench_mteb.generation.cocktail.answers import FAILED, REFUSED, REWRITTEN, UNPARSED
@@ -17,7 +18,6 @@ from airbench_mteb.generation.cocktail.corpus import InputCorpus
 from airbench_mteb.generation.cocktail.sampling import Sample
 from airbench_mteb.generation.llm.client import LLMClient
 
-MANIFEST = "cocktail.json"
 RUN_ACCOUNT = "run_account.json"
 
 
@@ -54,7 +54,7 @@ def write_output(out: Path, config: CocktailConfig, data: InputCorpus, sample: S
                      "judgments_on_unknown_documents": data.unknown_judgments},
         "splits": splits,
     }
-    with atomic_write(out / MANIFEST) as handle:
+    with atomic_write(out / COCKTAIL_MANIFEST) as handle:
         json.dump(manifest, handle, indent=1, ensure_ascii=False)
     write_card(out / "README.md", manifest, config.language)
     return manifest

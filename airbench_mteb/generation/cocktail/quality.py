@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from airbench_mteb.catalog.user import COCKTAIL_MANIFEST
 from airbench_mteb.data.cocktail_source import read_source_corpora
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, read_jsonl
 from airbench_mteb.generation.cocktail.answers import REWRITTEN
 from airbench_mteb.generation.cocktail.config import HUMAN
-from airbench_mteb.generation.cocktail.output import MANIFEST
 from airbench_mteb.generation.cocktail.sampling import word_count
 from airbench_mteb.generation.errors import GenerationError
 
@@ -61,9 +61,9 @@ def random_partners(n: int, seed: int) -> list[int]:
 
 def read_folder(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, str]], dict[str, dict[str, str]]]:
     """(manifest, ``{source: {id: text}}`` with human first, ``{LLM source: {id: rewrite outcome}}``)."""
-    manifest_path = folder / MANIFEST
+    manifest_path = folder / COCKTAIL_MANIFEST
     if not manifest_path.is_file():
-        raise DatasetError(f"not a folder made by `generate cocktail` (no {MANIFEST})", path=manifest_path)
+        raise DatasetError(f"not a folder made by `generate cocktail` (no {COCKTAIL_MANIFEST})", path=manifest_path)
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     sources = read_source_corpora(folder, {source: source for source in [HUMAN, *manifest["sources"]]})
     texts = {source: dict(zip(corpus["id"], corpus["text"], strict=True)) for source, corpus in sources.corpora.items()}
