@@ -15,8 +15,9 @@ import pytest
 import pytrec_eval
 
 from airbench_mteb import cli
-from airbench_mteb.catalog.airbench import packaged_airbench_entries, read_airbench_catalog
-from airbench_mteb.catalog.cocktail import read_cocktail_catalog
+from airbench_mteb.catalog.airbench import AirBenchEntry, airbench_task_name, packaged_airbench_entries
+from airbench_mteb.catalog.cocktail import CocktailEntry
+from airbench_mteb.catalog.entries import read_catalog
 from airbench_mteb.catalog.irsc import irsc_catalog, read_irsc_catalog
 from airbench_mteb.catalog.user import user_catalog
 from airbench_mteb.data.errors import DatasetError
@@ -47,18 +48,18 @@ def test_a_bad_field_in_a_packaged_catalog_names_file_entry_and_field() -> None:
     airbench = json.loads(_packaged_text("airbench.json"))
     airbench["datasets"][4]["release_date"] = "May 2024"
     with pytest.raises(DatasetError) as caught:
-        read_airbench_catalog(json.dumps(airbench), "airbench.json")
-    name = read_airbench_catalog(_packaged_text("airbench.json"), "airbench.json")[4].task_name
+        read_catalog(AirBenchEntry, json.dumps(airbench), "airbench.json", airbench_task_name)
+    name = read_catalog(AirBenchEntry, _packaged_text("airbench.json"), "airbench.json", airbench_task_name)[4].task_name
     assert str(caught.value).startswith(f"airbench.json: entry 5 ({name}) is malformed: field 'release_date'")
 
     cocktail = json.loads(_packaged_text("cocktail.json"))
     cocktail["datasets"][1]["md5"] = "not-a-digest"
     with pytest.raises(DatasetError, match=r"cocktail.json: entry 2 \(CocktailDL19\) is malformed: field 'md5'"):
-        read_cocktail_catalog(json.dumps(cocktail), "cocktail.json")
+        read_catalog(CocktailEntry, json.dumps(cocktail), "cocktail.json")
     cocktail = json.loads(_packaged_text("cocktail.json"))
     cocktail["datasets"][0]["eval_split"] = ["test"]  # a misspelt field is not silently ignored
     with pytest.raises(DatasetError, match=r"entry 1 \(CocktailMSMARCO\) is malformed: field 'eval_split'"):
-        read_cocktail_catalog(json.dumps(cocktail), "cocktail.json")
+        read_catalog(CocktailEntry, json.dumps(cocktail), "cocktail.json")
 
     irsc = json.loads(_packaged_text("irsc.json"))
     irsc["sources"][2]["lang"] = "fr"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Literal
 
 from mteb.abstasks.task_metadata import TaskDomain
@@ -13,10 +12,7 @@ from pydantic import Field, NonNegativeInt
 from airbench_mteb.catalog.entries import (
     CatalogEntry,
     LanguageScript,
-    catalog_items,
-    check_unique,
-    entry_label,
-    parse_entry,
+    packaged_catalog,
 )
 
 HUB_ORG = "AIR-Bench"
@@ -103,22 +99,8 @@ class AirBenchEntry(CatalogEntry):
 
 @cache
 def packaged_airbench_entries() -> tuple[AirBenchEntry, ...]:
-    """``catalog/airbench.json`` (see :func:`read_airbench_catalog`)."""
-    packaged = resources.files(__package__).joinpath("airbench.json")
-    return read_airbench_catalog(packaged.read_text(encoding="utf-8"), str(packaged))
-
-
-def read_airbench_catalog(text: str, origin: str) -> tuple[AirBenchEntry, ...]:
-    """The entries of an AIR-Bench catalog file, every one validated.
-
-    Raises:
-        DatasetError: naming ``origin``, the entry and the field at fault, or a task name used twice.
-    """
-    _, items = catalog_items(text, origin)
-    entries = tuple(parse_entry(AirBenchEntry, item, origin, entry_label(item, number, airbench_task_name(item)))
-                    for number, item in enumerate(items, start=1))
-    check_unique([e.task_name for e in entries], origin)
-    return entries
+    """``catalog/airbench.json``, every entry validated."""
+    return packaged_catalog(AirBenchEntry, "airbench.json", airbench_task_name)
 
 
 def airbench_task_name(item: object) -> str | None:

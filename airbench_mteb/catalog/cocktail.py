@@ -9,14 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from importlib import resources
 from typing import Annotated, Any, Literal
 
 from mteb.abstasks.task_metadata import AnnotatorType, TaskDomain, TaskSubtype
 from mteb.types import Licenses
 from pydantic import AfterValidator, BeforeValidator, Field, NonNegativeInt, PlainSerializer
 
-from airbench_mteb.catalog.entries import TASK_NAME, CatalogEntry, catalog_items, check_unique, entry_label, parse_entry
+from airbench_mteb.catalog.entries import TASK_NAME, CatalogEntry, packaged_catalog
 from airbench_mteb.data.cocktail_source import settings_of
 
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -86,20 +85,5 @@ class CocktailEntry(CatalogEntry):
 
 @cache
 def cocktail_entries() -> tuple[CocktailEntry, ...]:
-    """``catalog/cocktail.json`` (see :func:`read_cocktail_catalog`)."""
-    packaged = resources.files(__package__).joinpath("cocktail.json")
-    return read_cocktail_catalog(packaged.read_text(encoding="utf-8"), str(packaged))
-
-
-def read_cocktail_catalog(text: str, origin: str) -> tuple[CocktailEntry, ...]:
-    """The entries of a co*cktail catalog file, every one validated.
-
-    Raises:
-        DatasetError: naming ``origin``, the entry and the field at fault, or a task name used twice.
-    """
-    raw, items = catalog_items(text, origin)
-    shared = {key: value for key, value in raw.items() if key != "datasets" and not key.startswith("_")}
-    entries = tuple(parse_entry(CocktailEntry, {**shared, **item} if isinstance(item, Mapping) else item, origin,
-                                entry_label(item, number)) for number, item in enumerate(items, start=1))
-    check_unique([e.task_name for e in entries], origin)
-    return entries
+    """``catalog/cocktail.json``, every entry validated (its top-level fields are every entry's defaults)."""
+    return packaged_catalog(CocktailEntry, "cocktail.json")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
 from typing import Annotated, Any, TypeVar
 
 from mteb.languages import check_language_code
@@ -78,6 +79,31 @@ def catalog_items(text: str, origin: str, key: str = "datasets") -> tuple[dict[s
     if not isinstance(items, list):
         raise DatasetError(f"not a catalog: \"{key}\" holds {type(items).__name__}, not a list", path=origin)
     return raw, items
+
+
+def read_catalog(model: type[Entry], text: str, origin: str,
+                 name_of: Callable[[Any], str | None] = lambda item: None) -> tuple[Entry, ...]:
+    """Every entry of a catalog file, validated as ``model``; task names must be unique.
+
+    Top-level keys besides ``datasets`` (and ``_comment``-style ones) are defaults every entry shares.
+    ``name_of`` names a raw item in errors when it has no ``task_name`` or ``name`` field.
+
+    Raises:
+        DatasetError: naming ``origin``, the entry and the field at fault, or a task name used twice.
+    """
+    raw, items = catalog_items(text, origin)
+    shared = {key: value for key, value in raw.items() if key != "datasets" and not key.startswith("_")}
+    entries = tuple(parse_entry(model, {**shared, **item} if isinstance(item, Mapping) else item, origin,
+                                entry_label(item, number, name_of(item))) for number, item in enumerate(items, start=1))
+    check_unique([entry.task_name for entry in entries], origin)  # type: ignore[attr-defined]
+    return entries
+
+
+def packaged_catalog(model: type[Entry], file_name: str,
+                     name_of: Callable[[Any], str | None] = lambda item: None) -> tuple[Entry, ...]:
+    """A catalog file shipped in this package (``catalog/<file_name>``), read with :func:`read_catalog`."""
+    packaged = resources.files(__package__).joinpath(file_name)
+    return read_catalog(model, packaged.read_text(encoding="utf-8"), str(packaged), name_of)
 
 
 def check_unique(names: Sequence[str], origin: str) -> None:

@@ -6,7 +6,7 @@ a user gets one line naming what is unknown (with MTEB's own suggestions) and ex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from airbench_mteb.registry import resolve_model
@@ -26,23 +26,22 @@ def check_task_names(names: Sequence[str] | None) -> None:
     """Raise :class:`UnknownNameError` for the first name MTEB does not know as a task."""
     import mteb
 
-    for name in names or ():
-        try:
-            mteb.get_task(name)
-        except KeyError as error:
-            raise UnknownNameError(f"unknown task {name!r}: {_reason(error)} "
-                                   "(`airbench-mteb available-tasks` lists them)") from None
+    _check_names("task", names, mteb.get_task, "available-tasks")
 
 
 def check_benchmark_names(names: Sequence[str] | None) -> None:
     import mteb
 
+    _check_names("benchmark", names, mteb.get_benchmark, "available-benchmarks")
+
+
+def _check_names(kind: str, names: Sequence[str] | None, lookup: Callable[[str], object], listing: str) -> None:
     for name in names or ():
         try:
-            mteb.get_benchmark(name)
+            lookup(name)
         except KeyError as error:
-            raise UnknownNameError(f"unknown benchmark {name!r}: {_reason(error)} "
-                                   "(`airbench-mteb available-benchmarks` lists them)") from None
+            raise UnknownNameError(f"unknown {kind} {name!r}: {_reason(error)} "
+                                   f"(`airbench-mteb {listing}` lists them)") from None
 
 
 def check_model_name(name: str, revision: str | None = None) -> None:
