@@ -262,3 +262,11 @@ def test_a_journal_is_only_resumed_with_the_settings_that_made_it(tmp_path: Path
     with pytest.raises(GenerationError, match="other settings"):
         AirBenchPipeline(AirBenchConfig(corpus="c.jsonl", domain="law", language="en", seed=2), client=None,
                          out=tmp_path)
+
+
+def test_a_split_without_queries_is_left_out_of_the_dataset() -> None:
+    from airbench_mteb.generation.airbench.output import split_queries
+
+    assert split_queries(["q1", "q2"], "qa", seed=0) == {"test": ["q1", "q2"]}  # 1:4 of two gives dev nothing
+    ten = split_queries([f"q{i}" for i in range(10)], "qa", seed=0)
+    assert (len(ten["dev"]), len(ten["test"])) == (2, 8) and set(ten["dev"]).isdisjoint(ten["test"])

@@ -507,3 +507,16 @@ def test_plot_registry():
         PLOTS["no-such-plot"]
     with pytest.raises(ValueError, match="registered twice"):
         register_plot("table")(lambda request: [])
+
+
+def test_a_build_in_one_language_has_no_mixed_subset_and_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    records = [SourceRecord("en", f"Paragraph {i} tells about topic {i} in some detail. It has a second sentence. "
+                            f"And a third sentence about item {i}.", "test", "part") for i in range(20)]
+    summary = build_irsc(records, tmp_path, BuildConfig(per_task=5, seed=1), show_progress=False)
+    assert "mixed" not in summary.built
+    assert {"setting": "mixed", "task": "part", "reason": "the sources have no paragraphs in zh"} in summary.skipped
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(tmp_path))
+    task = mteb.get_task("IRSCPartRetrieval")
+    assert task.hf_subsets == ["en"]
+    task.load_data()
+    assert len(task.dataset["en"]["test"]["queries"]) == 5

@@ -36,7 +36,8 @@ def split_queries(qids: list[str], task_type: str, seed: int, long_doc_split: st
     order = sorted(qids)
     random.Random(f"split:{seed}").shuffle(order)
     dev_count = round(len(order) * DEV_SHARE)
-    return {"dev": sorted(order[:dev_count]), "test": sorted(order[dev_count:])}
+    splits = {"dev": sorted(order[:dev_count]), "test": sorted(order[dev_count:])}
+    return {split: qids for split, qids in splits.items() if qids}  # a split without queries is no split
 
 
 def catalog_entry(*, task_type: str, domain: str, language: str, dataset: str, version: str, source_name: str,

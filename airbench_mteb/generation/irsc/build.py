@@ -136,7 +136,10 @@ class _Build:
                 await self._sample_task(lang, task)
         for task in TASKS:
             mixed = self.pairs["en"].get(task, []) + self.pairs["zh"].get(task, [])
-            if mixed:
+            if not all(self.pool.corpus[lang] for lang in LANGUAGES):  # it searches every language's corpus
+                self._skip("mixed", task, "the sources have no paragraphs in " + " and ".join(
+                    lang for lang in LANGUAGES if not self.pool.corpus[lang]))
+            elif mixed:
                 self.pairs["mixed"][task] = mixed
             else:
                 self._skip("mixed", task, "built in neither language")
