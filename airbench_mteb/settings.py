@@ -14,7 +14,11 @@ variable                        setting
 ``AIRBENCH_MTEB_EMBEDDING_CACHE`` ``embedding_cache``: content-keyed vectors; ``off`` disables
 ``AIRBENCH_MTEB_CATALOG``       ``user_catalog``: datasets added with ``register-dataset``
 ``AIRBENCH_MTEB_KEEP_TITLES``   ``keep_titles``: keep document titles in co*cktail corpora
+``AIRBENCH_MTEB_LLM_API_KEY``   the LLM API key (else ``OPENAI_API_KEY``): :func:`llm_api_keys`
 ==============================  ==========================================================
+
+API keys are not part of :class:`Settings`: they are read at the moment of use and never kept, so
+no settings object, log line or journal can carry one.
 
 ``AIRBENCH_MTEB_NO_HOOK`` is read by the start-up hook (``_airbench_mteb_hook.py``), which runs
 in every interpreter before this package can be imported.
@@ -34,6 +38,9 @@ CACHE_ENV = "AIRBENCH_MTEB_CACHE"
 EMBEDDING_CACHE_ENV = "AIRBENCH_MTEB_EMBEDDING_CACHE"
 USER_CATALOG_ENV = "AIRBENCH_MTEB_CATALOG"
 KEEP_TITLES_ENV = "AIRBENCH_MTEB_KEEP_TITLES"
+LLM_API_KEY_ENV = "AIRBENCH_MTEB_LLM_API_KEY"
+# where an LLM API key is looked for, first set wins (OpenAI's own name as the fallback)
+API_KEY_VARIABLES = (LLM_API_KEY_ENV, "OPENAI_API_KEY")
 
 DEFAULT_CACHE_DIR = Path("~/.cache/airbench_mteb").expanduser()
 DEFAULT_EMBEDDING_CACHE = DEFAULT_CACHE_DIR / "embeddings"
@@ -102,3 +109,8 @@ def settings_applied(**changes: Any) -> Iterator[Settings]:
         yield configure(**changes)
     finally:
         _configured = before
+
+
+def llm_api_keys() -> list[str]:
+    """The LLM API keys set in the environment, in order of precedence (read now, never kept)."""
+    return [os.environ[name] for name in API_KEY_VARIABLES if os.environ.get(name)]

@@ -7,23 +7,20 @@ the HTTP stack logs it with every request.
 
 from __future__ import annotations
 
-import os
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from airbench_mteb.generation.errors import GenerationError
+from airbench_mteb.settings import LLM_API_KEY_ENV, llm_api_keys
 
-API_KEY_VARIABLES = ("AIRBENCH_MTEB_LLM_API_KEY", "OPENAI_API_KEY")
 # query parameters whose values are credentials (api_key, api-key, key, access_token, sig, ...)
 _SECRET_PARAMETER = re.compile(r"key|token|secret|password|passwd|auth|sig", re.IGNORECASE)
 _MIN_SECRET = 4  # shorter strings would blank ordinary words in messages
 
 
 def api_key_from_env() -> str:
-    for name in API_KEY_VARIABLES:
-        if os.environ.get(name):
-            return os.environ[name]
-    return "no-key"  # local servers ignore the key, the client insists on one
+    keys = llm_api_keys()
+    return keys[0] if keys else "no-key"  # local servers ignore the key, the client insists on one
 
 
 def _secret_parameters(query: str) -> list[str]:
@@ -50,7 +47,7 @@ def refuse_credentials(url: str) -> None:
         where.append("user info (user:key@)")
     where += [f"query parameter {name!r}" for name in _secret_parameters(parts.query)]
     if where:
-        variable = API_KEY_VARIABLES[0]
+        variable = LLM_API_KEY_ENV
         raise GenerationError(f"the endpoint {public_url(url)} was given with a credential in its "
                               f"{' and '.join(where)}; URLs are written to journals, manifests and logs, so "
                               f"pass the key in the {variable} environment variable instead")
@@ -58,8 +55,7 @@ def refuse_credentials(url: str) -> None:
 
 def redact(text: str) -> str:
     """``text`` with every configured API key blanked."""
-    for name in API_KEY_VARIABLES:
-        secret = os.environ.get(name, "")
+    for secret in llm_api_keys():
         if len(secret) >= _MIN_SECRET:
             text = text.replace(secret, "[redacted]")
     return text
