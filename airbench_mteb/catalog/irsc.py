@@ -37,19 +37,19 @@ LANGUAGE_NAMES = {"en": "English", "zh": "Simplified Chinese"}
 
 def corpus_languages(setting: str) -> tuple[str, ...]:
     """The corpus files a setting searches."""
-    if setting == "mixed":
-        return LANGUAGES
-    if setting in CROSS_SETTINGS:
-        return (CROSS_SETTINGS[setting][0],)
-    return (setting,)
+    return _setting_languages(setting, side=0)
 
 
 def query_languages(setting: str) -> tuple[str, ...]:
     """The languages a setting's queries are in (cross-lingual: the one they are translated to)."""
+    return _setting_languages(setting, side=1)
+
+
+def _setting_languages(setting: str, side: int) -> tuple[str, ...]:
     if setting == "mixed":
         return LANGUAGES
     if setting in CROSS_SETTINGS:
-        return (CROSS_SETTINGS[setting][1],)
+        return (CROSS_SETTINGS[setting][side],)
     return (setting,)
 
 
