@@ -7,7 +7,6 @@ structures. If a new mteb release moves them, only this file has to change.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib
 import warnings
@@ -173,12 +172,3 @@ def register_all() -> None:
     guard_results_against_other_data()
     write_results_atomically()
     _registered = True
-
-
-def add_mteb_cli_commands(subparsers: argparse._SubParsersAction) -> None:
-    """Add mteb's own `run`, `available-tasks` and `available-benchmarks` subcommands."""
-    from mteb.cli import build_cli
-
-    build_cli._add_run_parser(subparsers)
-    build_cli._add_available_tasks_parser(subparsers)
-    build_cli._add_available_benchmarks_parser(subparsers)

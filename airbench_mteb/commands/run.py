@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
-from airbench_mteb.registry import add_mteb_cli_commands, register_models
+from airbench_mteb.registry import register_models
 from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure
 
 
@@ -32,6 +32,19 @@ def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> 
     meta = reranked_model_meta(mteb.get_model_meta(reranker), previous_results, top_k)
     register_models([meta])
     return str(meta.name)
+
+
+def add_mteb_cli_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add mteb's own `run`, `available-tasks` and `available-benchmarks` subcommands.
+
+    Their parsers are private to mteb's CLI module (tested with mteb 2.26.x); CLI wiring belongs to
+    this layer, so this is the one place outside ``registry.py`` that relies on mteb internals.
+    """
+    from mteb.cli import build_cli
+
+    build_cli._add_run_parser(subparsers)
+    build_cli._add_available_tasks_parser(subparsers)
+    build_cli._add_available_benchmarks_parser(subparsers)
 
 
 def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
