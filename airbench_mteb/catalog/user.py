@@ -40,7 +40,7 @@ from airbench_mteb.catalog.entries import (
 )
 from airbench_mteb.catalog.irsc import irsc_catalog
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write
+from airbench_mteb.data.files import atomic_write, read_json
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.settings import current_settings
 
@@ -184,17 +184,10 @@ def airbench_entries() -> tuple[AirBenchEntry, ...]:
 
 # --- registering a folder -----------------------------------------------------------------------
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
-
-
 def airbench_folder_entry(folder: Path) -> AirBenchEntry:
     """The entry of a ``generate airbench`` output: its ``catalog_entry.json``, reading ``folder``."""
     entry_file = folder / AIRBENCH_ENTRY_FILE
-    item = _read_json(entry_file)
+    item = read_json(entry_file)
     if not isinstance(item, Mapping):
         raise DatasetError("not a catalog entry (a JSON object)", path=entry_file)
     fields = {**item, "data_dir": str(folder.resolve())}
@@ -207,7 +200,7 @@ def cocktail_folder_entry(folder: Path, name: str | None = None) -> CocktailFold
     The task is named ``name``, else ``Cocktail_<folder name>``; its splits are those with qrels.
     """
     manifest_file = folder / COCKTAIL_MANIFEST
-    manifest = _read_json(manifest_file)
+    manifest = read_json(manifest_file)
     try:
         labels = [manifest["reference"], *manifest["sources"]]
     except (KeyError, TypeError) as error:

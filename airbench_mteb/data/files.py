@@ -96,6 +96,15 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, row
 
 
+def read_json(path: str | Path) -> Any:
+    """A whole JSON file; malformed JSON is a :class:`DatasetError` naming the file and line."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
+
+
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
     with atomic_write(path) as handle:
         for row in rows:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write
+from airbench_mteb.data.files import atomic_write, read_json
 from airbench_mteb.data.predictions import PREDICTIONS_SUFFIX, Predictions, one_model, read_predictions
 from airbench_mteb.metrics.pairwise import PairwiseComparison, Qrels, Run, compare_runs
 
@@ -155,10 +155,7 @@ def read_comparison(path: Path) -> Comparison:
     path = path / COMPARISON_FILE if path.is_dir() else path
     if not path.is_file():
         raise DatasetError(f"no {COMPARISON_FILE}: run `airbench-mteb compare --out DIR` first", path=path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
+    data = read_json(path)
     return Comparison(data["split"], data["depth"],
                       {task: {subset: PairwiseComparison.from_dict(c) for subset, c in subsets.items()}
                        for task, subsets in data["comparisons"].items()})

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import read_json
 
 if TYPE_CHECKING:
     from mteb.results import TaskResult
@@ -47,10 +48,7 @@ def _model_of(path: Path) -> tuple[str, str]:
     if not meta_path.is_file():  # results/<model>/<revision>/<Task>.json: the name is in the path
         name = path.parent.parent.name.replace("__", "/")
         return name, name
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DatasetError(f"malformed JSON ({error.msg})", path=meta_path, line=error.lineno) from None
+    meta = read_json(meta_path)
     kwargs = meta.get("experiment_kwargs") or {}
     suffix = f" ({', '.join(f'{k}={v}' for k, v in sorted(kwargs.items()))})" if kwargs else ""
     return meta["name"], f"{meta['name']}{suffix}"

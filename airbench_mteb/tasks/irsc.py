@@ -14,7 +14,6 @@ its own, named ``<task>_<suffix>``. A task evaluates the subsets that were built
 
 from __future__ import annotations
 
-import json
 import logging
 from functools import cache, partial
 from pathlib import Path
@@ -28,6 +27,7 @@ from airbench_mteb.catalog.user import IRSC_MANIFEST, IRSCBuildEntry
 from airbench_mteb.data import DATA_DIR_ENV, data_dir
 from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import read_json
 from airbench_mteb.data.fingerprint import file_digest, files_fingerprint
 from airbench_mteb.data.languages import eval_language
 from airbench_mteb.data.qrels import read_qrels_tsv
@@ -72,10 +72,7 @@ def read_manifest(root: Path) -> dict:
 
 @cache
 def _read_manifest(path: Path, fingerprint: str) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
+    return read_json(path)
 
 
 def load_corpus(root: Path, setting: str) -> Any:
