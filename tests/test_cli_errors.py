@@ -49,3 +49,10 @@ def test_every_command_taking_task_names_checks_them(argv: list[str], tmp_path: 
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"airbench-mteb {argv[0]}: unknown task 'NoSuchTask'") and "\n" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_data_dir_that_is_not_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-mirror"
+    assert main(["run", "-m", "airbench-mteb/bm25", "-t", "IRSCPartRetrieval", "--data-dir", str(missing)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("airbench-mteb run: ") and str(missing) in err and "\n" not in err

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.registry import register_models
-from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure
+from airbench_mteb.settings import DATA_DIR_ENV, configure
 
 
 def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
@@ -16,11 +16,9 @@ def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_data_dir(args: argparse.Namespace) -> None:
+    # a folder that is not there is a SettingsError: cli.main prints it in one line, exit 2
     if getattr(args, "data_dir", None) is not None:
-        try:
-            configure(data_dir=args.data_dir.resolve())
-        except SettingsError as error:
-            raise SystemExit(f"airbench-mteb: {error}") from None
+        configure(data_dir=args.data_dir.resolve())
 
 
 def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> str:
