@@ -5,6 +5,8 @@ layout (`AIR-Bench_24.05_qa_msmarco_en`, dev split, short English passages of ~5
 pseudo-words, 200 queries with one positive and two hard negatives each) under a temporary folder,
 then measures each step in a fresh process, with its own empty corpus cache:
 
+* fingerprint: the task's data revision (a SHA-256 of every file it reads), first with no remembered
+  digest, then in a second process that finds the digests remembered under the plugin's cache folder;
 * load: ``mteb.get_task(...).load_data()`` (building the Arrow corpus: the first, expensive load),
   then the same again (memory-mapping the built file);
 * ``mteb run -m airbench-mteb/bm25`` (the command line, in-process: index + search + scoring of dev);
@@ -159,6 +161,8 @@ def _child(step: str, out: Path) -> None:
         task = mteb.get_task(TASK, eval_splits=["dev"])
         task.load_data()
         detail = {"documents": len(task.dataset["default"]["dev"]["corpus"])}
+    elif step == "fingerprint":  # the content hash of the files read; a second process reuses the remembered digest
+        detail = {"revision": mteb.get_task(TASK, eval_splits=["dev"]).data_revision()}
     elif step == "bm25":  # through the `mteb run` command line, in this process
         from mteb.cli import main as mteb_main
 
@@ -184,6 +188,7 @@ def measure(step: str, mirror: Path, work: Path) -> dict:
     out = work / f"{step}.json"
     env = {**os.environ, "AIRBENCH_MTEB_DATA_DIR": str(mirror), "HF_DATASETS_CACHE": str(work / "hf"),
            "AIRBENCH_MTEB_EMBEDDING_CACHE": str(work / "embeddings"), "MTEB_CACHE": str(work / "mteb"),
+           "AIRBENCH_MTEB_CACHE": str(work / "plugin-cache"),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     subprocess.run([sys.executable, __file__, "--child", step, str(out)], env=env, check=True)
     return json.loads(out.read_text())
@@ -215,8 +220,8 @@ def main() -> None:
             print(f"{size:,} documents: mirror ready in {time.perf_counter() - started:.1f} s "
                   f"({corpus_mb:.0f} MB of JSON lines)", flush=True)
             figures[size] = {}
-            for step in ("load", "load", "bm25", "dense"):
-                name = "load_cached" if step == "load" and "load" in figures[size] else step
+            for step in ("fingerprint", "fingerprint", "load", "load", "bm25", "dense"):
+                name = f"{step}_cached" if step in ("load", "fingerprint") and step in figures[size] else step
                 figures[size][name] = measure(step, mirror, work)
                 f = figures[size][name]
                 extra = {k: v for k, v in f.items() if "peak" not in k and k != "seconds"}
@@ -240,6 +245,8 @@ def main() -> None:
     print(f"bm25_rss_mb_per_1m_docs={rss('bm25'):.0f}")
     if growth:
         print(f"time_per_1k_docs_growth_100k_to_1m={growth['load']:.2f}")
+    print(f"fingerprint_remembered_seconds_per_1m_docs={figures[large]['fingerprint_cached']['seconds'] * per_million:.3f}")
+    print(f"fingerprint_seconds_per_1m_docs={figures[large]['fingerprint']['seconds'] * per_million:.2f}")
     print(f"load_rss_mb_per_1m_docs={rss('load'):.0f}")
     if not args.no_ray:  # one worker against two on this machine, measured by its own benchmark
         ray_run = subprocess.run([sys.executable, str(Path(__file__).with_name("bench_ray_encode.py"))],

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airbench_mteb.data.beir_folder import read_beir_corpus, read_beir_split
+from airbench_mteb.data.beir_folder import QRELS_DIR, QUERIES_FILE, read_beir_corpus, read_beir_split
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.data.qrels import Qrels
@@ -67,6 +67,12 @@ def merged_doc_id(doc_id: str, stem: str) -> str:
     in the published numbers: trec_eval orders ties by document id, descending.
     """
     return f"{doc_id}-{stem}"
+
+
+def multi_source_files(folder: Path, stems: Sequence[str], splits: Sequence[str]) -> list[Path]:
+    """Every file that evaluating ``splits`` of a multi-source folder reads: the corpora, queries and qrels."""
+    return [*(folder / CORPUS_DIR / f"{stem}.jsonl" for stem in stems), folder / QUERIES_FILE,
+            *(folder / QRELS_DIR / f"{split}.tsv" for split in splits)]
 
 
 def read_source_corpora(folder: str | Path, sources: Mapping[str, str], *, keep_titles: bool = False) -> SourceCorpora:

@@ -1,5 +1,10 @@
 """MTEB's prediction files (``--prediction-folder``): ``<task>_predictions.json`` holding
-``{"mteb_model_meta": {"model_name", "revision"}, <subset>: {<split>: {qid: {docid: score}}}}``."""
+``{"mteb_model_meta": {"model_name", "revision"}, <subset>: {<split>: {qid: {docid: score}}}}``.
+
+Files the plugin's tasks write also hold ``"dataset_revision"``: the fingerprint of the data the
+rankings were computed on (the results' ``dataset_revision``). Whatever consumes rankings (re-ranking,
+leaderboard packages, significance tests) checks it against the data it reads now.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,9 @@ from typing import Any
 from airbench_mteb.data.errors import DatasetError
 
 PREDICTIONS_SUFFIX = "_predictions.json"
+MODEL_META_KEY = "mteb_model_meta"
+DATASET_REVISION_KEY = "dataset_revision"
+_NOT_SUBSETS = (MODEL_META_KEY, DATASET_REVISION_KEY)
 Run = dict[str, dict[str, float]]
 
 
@@ -21,6 +29,12 @@ class Predictions:
     model_name: str
     revision: str | None
     runs: dict[str, dict[str, Run]]  # subset -> split -> run
+    dataset_revision: str | None = None  # None: written by an older version or by another tool
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's content, as MTEB writes it plus the data fingerprint."""
+        return {MODEL_META_KEY: {"model_name": self.model_name, "revision": self.revision},
+                DATASET_REVISION_KEY: self.dataset_revision, **self.runs}
 
     def run(self, subset: str, split: str) -> Run:
         run = self.runs.get(subset, {}).get(split)
@@ -46,15 +60,18 @@ def read_predictions(path: Path) -> Predictions:
                            path=path) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise DatasetError(f"cannot read this prediction file: {error}", path=path) from None
-    meta = data.get("mteb_model_meta") if isinstance(data, dict) else None
+    meta = data.get(MODEL_META_KEY) if isinstance(data, dict) else None
     if not isinstance(meta, dict) or not isinstance(meta.get("model_name"), str):
         raise DatasetError("not an MTEB prediction file (no mteb_model_meta.model_name)", path=path)
-    runs = {subset: splits for subset, splits in data.items() if subset != "mteb_model_meta"}
+    runs = {subset: splits for subset, splits in data.items() if subset not in _NOT_SUBSETS}
+    dataset_revision = data.get(DATASET_REVISION_KEY)
+    if dataset_revision is not None and not isinstance(dataset_revision, str):
+        raise DatasetError(f"{DATASET_REVISION_KEY} must be a string, got {dataset_revision!r}", path=path)
     for subset, splits in runs.items():
         if not isinstance(splits, dict):
             raise DatasetError(f"subset {subset!r} is not an object {{split: run}}", path=path)
     return Predictions(path=path, task_name=path.name.removesuffix(PREDICTIONS_SUFFIX), model_name=meta["model_name"],
-                       revision=meta.get("revision"), runs=runs)
+                       revision=meta.get("revision"), runs=runs, dataset_revision=dataset_revision)
 
 
 def read_prediction_folder(folder: Path) -> list[Predictions]:
@@ -74,3 +91,15 @@ def one_model(predictions: list[Predictions]) -> tuple[str, str | None]:
             raise DatasetError(f"predictions of two models in one folder: {first.model_name} ({first.revision}) in "
                                f"{first.path.name}, {other.model_name} ({other.revision}) here", path=other.path)
     return first.model_name, first.revision
+
+
+def check_same_data(predictions: Predictions, current_revision: str) -> None:
+    """Refuse rankings computed on other data than the task reads now, naming both fingerprints."""
+    if predictions.dataset_revision is None:
+        raise DatasetError(f"these rankings of {predictions.task_name} do not say which data they were computed on "
+                           f"(written by an older version or another tool; this run reads {current_revision!r}): "
+                           "rerun the model with --prediction-folder", path=predictions.path)
+    if predictions.dataset_revision != current_revision:
+        raise DatasetError(f"these rankings of {predictions.task_name} were computed on other data (dataset revision "
+                           f"{predictions.dataset_revision!r}); the task reads {current_revision!r} now: rerun the "
+                           "model with --prediction-folder (and --overwrite-strategy always)", path=predictions.path)

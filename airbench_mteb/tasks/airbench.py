@@ -11,8 +11,9 @@ from mteb import Benchmark
 from airbench_mteb.catalog import AirBenchEntry, airbench_entries
 from airbench_mteb.catalog.entries import warn_if_unpinned
 from airbench_mteb.data import data_dir
-from airbench_mteb.data.airbench_source import load_corpus, load_split, split_files
+from airbench_mteb.data.airbench_source import load_corpus, load_split, qrels_available, split_files
 from airbench_mteb.data.fingerprint import files_fingerprint
+from airbench_mteb.data.hub_revision import hub_fingerprint
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.tasks.base import PluginRetrievalTask
 from airbench_mteb.tasks.factory import build_task_class, expose
@@ -43,11 +44,19 @@ class AirBenchTask(PluginRetrievalTask):
         return mirror_root(self.entry)
 
     def data_revision(self) -> str:
-        """The hub revision, or for a mirror ``mirror-<fingerprint of the files the splits read>``."""
+        """What this task reads: ``mirror-<fingerprint of the content of every split's files>``, or
+        ``hub-<fingerprint of the commits of the hub repositories read>``.
+
+        Every split of the task counts, not only those evaluated now, so results of a dev run and a later
+        dev+test run on the same data share one revision (MTEB keeps one per results file).
+        """
         root = self._mirror()
+        splits = self.metadata.eval_splits
         if root is None:
-            return self.entry.revision
-        return "mirror-" + files_fingerprint(split_files(self.entry, self.eval_splits, root))
+            repos = [self.entry.corpus_location()[0],
+                     *(self.entry.qrels_location(s)[0] for s in splits if qrels_available(self.entry, s, None))]
+            return hub_fingerprint(repos, self.entry.revision)
+        return "mirror-" + files_fingerprint(split_files(self.entry, splits, root))
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         root = self._mirror()

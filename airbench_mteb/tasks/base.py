@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,6 +66,7 @@ class PluginRetrievalTask(AbsTaskRetrieval):
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:
             return
+        self.pin_data_revision()  # also when MTEB's results cache is not consulted: predictions carry it
         self.dataset = {}
         for hf_subset in self.hf_subsets:
             for split in self.eval_splits:
@@ -83,3 +85,31 @@ class PluginRetrievalTask(AbsTaskRetrieval):
         return super()._evaluate_subset(model, data_split, hf_split=hf_split, hf_subset=hf_subset,
                                         encode_kwargs=encode_kwargs, prediction_folder=prediction_folder,
                                         num_proc=num_proc, **kwargs)
+
+    def _save_task_predictions(self, predictions: Any, model: Any, prediction_folder: Path, hf_split: str,
+                               hf_subset: str) -> None:
+        """MTEB's prediction file, plus the fingerprint of the data the rankings come from.
+
+        MTEB merges a split into whatever file is there; here rankings of another model or of other data
+        are replaced (with a log line), never mixed with these, and the file is written atomically.
+        """
+        from airbench_mteb.data.files import atomic_write
+        from airbench_mteb.data.predictions import Predictions, read_predictions
+
+        path = self._predictions_path(prediction_folder)
+        meta = model.mteb_model_meta
+        current = Predictions(path=path, task_name=self.metadata.name, model_name=meta.name, revision=meta.revision,
+                              runs={}, dataset_revision=self.metadata.revision)
+        if path.exists():
+            existing = read_predictions(path)
+            same = ((existing.model_name, existing.revision, existing.dataset_revision)
+                    == (current.model_name, current.revision, current.dataset_revision))
+            if same:
+                current.runs = existing.runs
+            else:
+                logger.warning("%s: replacing rankings of %s (data %s) with those of %s (data %s)", path,
+                               existing.model_name, existing.dataset_revision, current.model_name,
+                               current.dataset_revision)
+        current.runs.setdefault(hf_subset, {})[hf_split] = predictions
+        with atomic_write(path) as handle:
+            json.dump(current.to_json(), handle)

@@ -42,11 +42,13 @@ from airbench_mteb.data.cocktail_source import (
     doc_sources,
     hub_folder,
     mirror_folder,
+    multi_source_files,
     read_multi_source_split,
     read_source_corpora,
     setting_data,
     settings_of,
 )
+from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.source_bias import source_bias_scores
 from airbench_mteb.settings import current_settings
@@ -93,6 +95,11 @@ class SourceBiasTask(PluginRetrievalTask):
     @property
     def stems(self) -> dict[str, str]:
         return dict(self.sources)
+
+    def data_revision(self) -> str:
+        """``files-<fingerprint>`` of the content of every file the task's splits read, and of keep-titles."""
+        files = multi_source_files(self.dataset_folder(), list(self.stems.values()), self.metadata.eval_splits)
+        return "files-" + files_fingerprint(files, keep_titles=self.keep_titles)
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         if self._corpora is None:

@@ -119,6 +119,18 @@ class IRSCTask(PluginRetrievalTask):
             return set()
         return {s for s, info in read_manifest(root).get("settings", {}).items() if self.query_type in info["tasks"]}
 
+    def data_revision(self) -> str:
+        """``files-<fingerprint>`` of the manifest, the corpora and this query type's files in every built setting."""
+        try:
+            root = irsc_root(self.build)
+        except DatasetError:
+            return self.metadata.revision  # nothing built: loading says so
+        files = [root / "manifest.json", *sorted((root / "corpus").glob("*.jsonl"))]
+        for setting in sorted(self._built_settings()):
+            folder = root / setting / self.query_type
+            files += [folder / "queries.jsonl", *(folder / "qrels" / f"{s}.tsv" for s in self.metadata.eval_splits)]
+        return "files-" + files_fingerprint(files)
+
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         root = irsc_root(self.build)
         folder = root / hf_subset / self.query_type
