@@ -14,6 +14,8 @@ variable                        setting
 ``AIRBENCH_MTEB_EMBEDDING_CACHE`` ``embedding_cache``: content-keyed vectors; ``off`` disables
 ``AIRBENCH_MTEB_CATALOG``       ``user_catalog``: datasets added with ``register-dataset``
 ``AIRBENCH_MTEB_KEEP_TITLES``   ``keep_titles``: keep document titles in co*cktail corpora
+``AIRBENCH_MTEB_CI``            ``ci``: confidence intervals in results, ``bca`` (default), ``percentile`` or ``off``
+``AIRBENCH_MTEB_CI_RESAMPLES``  ``ci_resamples``: bootstrap resamples of those intervals (9,999)
 ``AIRBENCH_MTEB_LLM_API_KEY``   the LLM API key (else ``OPENAI_API_KEY``): :func:`llm_api_keys`
 ==============================  ==========================================================
 
@@ -39,6 +41,11 @@ EMBEDDING_CACHE_ENV = "AIRBENCH_MTEB_EMBEDDING_CACHE"
 USER_CATALOG_ENV = "AIRBENCH_MTEB_CATALOG"
 KEEP_TITLES_ENV = "AIRBENCH_MTEB_KEEP_TITLES"
 LLM_API_KEY_ENV = "AIRBENCH_MTEB_LLM_API_KEY"
+CI_ENV = "AIRBENCH_MTEB_CI"
+CI_RESAMPLES_ENV = "AIRBENCH_MTEB_CI_RESAMPLES"
+CI_METHODS = ("bca", "percentile")  # what AIRBENCH_MTEB_CI may name besides "off"
+DEFAULT_CI_RESAMPLES = 9999
+CI_RESAMPLES_RANGE = (99, 1_000_000)  # fewer gives no usable 95 % bound; more only costs time
 # where an LLM API key is looked for, first set wins (OpenAI's own name as the fallback)
 API_KEY_VARIABLES = (LLM_API_KEY_ENV, "OPENAI_API_KEY")
 
@@ -62,8 +69,18 @@ class Settings:
     embedding_cache: Path | None = DEFAULT_EMBEDDING_CACHE  # None: switched off
     user_catalog: Path = DEFAULT_USER_CATALOG
     keep_titles: bool = False
+    ci: str | None = CI_METHODS[0]  # the bootstrap method of the results' intervals; None: no intervals
+    ci_resamples: int = DEFAULT_CI_RESAMPLES
 
     def __post_init__(self) -> None:
+        if self.ci is not None and self.ci not in CI_METHODS:
+            raise SettingsError(f"confidence intervals {self.ci!r} are not one of {', '.join(CI_METHODS)} or off "
+                                f"(${CI_ENV})")
+        low, high = CI_RESAMPLES_RANGE
+        if isinstance(self.ci_resamples, bool) or not isinstance(self.ci_resamples, int) \
+                or not low <= self.ci_resamples <= high:
+            raise SettingsError(f"{self.ci_resamples!r} bootstrap resamples: give a whole number from {low:,} to "
+                                f"{high:,} (${CI_RESAMPLES_ENV})")
         if self.data_dir is not None and not self.data_dir.is_dir():
             raise SettingsError(f"the data directory {self.data_dir} is not a folder (--data-dir or ${DATA_DIR_ENV})")
 
@@ -77,12 +94,29 @@ class Settings:
             embedding_cache=None if embedding_value.lower() in _OFF else _path(embedding_value) or DEFAULT_EMBEDDING_CACHE,
             user_catalog=_path(env.get(USER_CATALOG_ENV)) or DEFAULT_USER_CATALOG,
             keep_titles=env.get(KEEP_TITLES_ENV, "").strip().lower() in _TRUE,
+            ci=_ci_method(env.get(CI_ENV)),
+            ci_resamples=_whole_number(env.get(CI_RESAMPLES_ENV), CI_RESAMPLES_ENV, DEFAULT_CI_RESAMPLES),
         )
 
 
 def _path(value: str | None) -> Path | None:
     value = (value or "").strip()
     return Path(value).expanduser() if value else None
+
+
+def _ci_method(value: str | None) -> str | None:
+    value = (value or "").strip().lower()
+    return None if value in _OFF else value or CI_METHODS[0]
+
+
+def _whole_number(value: str | None, variable: str, default: int) -> int:
+    value = (value or "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise SettingsError(f"${variable}={value!r} is not a whole number") from None
 
 
 _configured: Settings | None = None
