@@ -18,7 +18,8 @@ Peak RSS is the process's high-water mark (VmHWM) minus its RSS right after ``im
 includes the pages of memory-mapped files the step touched (corpus, embedding-cache shards: the kernel
 can drop those). "Private" is the peak of RssAnon (sampled every 20 ms) above its value after
 ``import mteb``: heap and other memory that is not a mapped file. Run:
-``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--keep DIR] [--no-ray]``; unless
+``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--steps fingerprint load bm25 dense] [--keep DIR]
+[--no-ray]``; unless
 ``--no-ray``, it ends with ``bench_ray_encode.py``'s figure (one Ray worker against two). The last lines are the
 headline figures as ``name=value``.
 """
@@ -41,6 +42,8 @@ TASK = "AIR-Bench_24.05_qa_msmarco_en"
 QUERIES = 200
 WORDS_PER_DOC = 55
 VOCABULARY = 30_000
+STEPS = ("fingerprint", "load", "bm25", "dense")
+TWICE = ("fingerprint", "load")  # measured again in a second process that finds the first one's work
 
 
 def _pseudo_words(rng: np.random.Generator) -> np.ndarray:
@@ -199,6 +202,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--keep", type=Path, default=None, help="build the mirrors here and keep them (reused by a later run)")
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray figure (bench_ray_encode.py, ~4 min)")
+    parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS),
+                        help="the steps to measure (default: all); each runs in a fresh process")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -220,8 +225,8 @@ def main() -> None:
             print(f"{size:,} documents: mirror ready in {time.perf_counter() - started:.1f} s "
                   f"({corpus_mb:.0f} MB of JSON lines)", flush=True)
             figures[size] = {}
-            for step in ("fingerprint", "fingerprint", "load", "load", "bm25", "dense"):
-                name = f"{step}_cached" if step in ("load", "fingerprint") and step in figures[size] else step
+            for step in (s for s in STEPS for _ in range(2 if s in TWICE else 1) if s in args.steps):
+                name = f"{step}_cached" if step in TWICE and step in figures[size] else step
                 figures[size][name] = measure(step, mirror, work)
                 f = figures[size][name]
                 extra = {k: v for k, v in f.items() if "peak" not in k and k != "seconds"}
@@ -230,24 +235,30 @@ def main() -> None:
                       flush=True)
     small, large = min(args.sizes), max(args.sizes)
     per_million = 1_000_000 / large  # figures of the largest corpus, scaled to a million documents
+    measured = figures[large]
 
     def rss(step: str, kind: str = "peak_above_import_mb") -> float:
-        return figures[large][step][kind] * per_million
+        return measured[step][kind] * per_million
 
-    growth = {step: (figures[large][step]["seconds"] / large) / (figures[small][step]["seconds"] / small)
-              for step in ("load", "bm25", "dense")} if large != small else {}
-    print(f"dense_private_mb_per_1m_docs={rss('dense', 'anonymous_peak_above_import_mb'):.0f}")
-    print(f"dense_rss_mb_per_1m_docs={rss('dense'):.0f}")
-    print(f"bm25_private_mb_per_1m_docs={rss('bm25', 'anonymous_peak_above_import_mb'):.0f}")
+    growth = {step: (measured[step]["seconds"] / large) / (figures[small][step]["seconds"] / small)
+              for step in ("load", "bm25", "dense") if step in measured} if large != small else {}
+    if "dense" in measured:
+        print(f"dense_private_mb_per_1m_docs={rss('dense', 'anonymous_peak_above_import_mb'):.0f}")
+        print(f"dense_rss_mb_per_1m_docs={rss('dense'):.0f}")
+    if "bm25" in measured:
+        print(f"bm25_private_mb_per_1m_docs={rss('bm25', 'anonymous_peak_above_import_mb'):.0f}")
     for step in ("bm25", "dense"):
         if step in growth:
             print(f"{step}_time_per_1k_docs_growth={growth[step]:.2f}")
-    print(f"bm25_rss_mb_per_1m_docs={rss('bm25'):.0f}")
-    if growth:
+    if "bm25" in measured:
+        print(f"bm25_rss_mb_per_1m_docs={rss('bm25'):.0f}")
+    if "load" in growth:
         print(f"time_per_1k_docs_growth_100k_to_1m={growth['load']:.2f}")
-    print(f"fingerprint_remembered_seconds_per_1m_docs={figures[large]['fingerprint_cached']['seconds'] * per_million:.3f}")
-    print(f"fingerprint_seconds_per_1m_docs={figures[large]['fingerprint']['seconds'] * per_million:.2f}")
-    print(f"load_rss_mb_per_1m_docs={rss('load'):.0f}")
+    if "fingerprint" in measured:
+        print(f"fingerprint_remembered_seconds_per_1m_docs={measured['fingerprint_cached']['seconds'] * per_million:.3f}")
+        print(f"fingerprint_seconds_per_1m_docs={measured['fingerprint']['seconds'] * per_million:.2f}")
+    if "load" in measured:
+        print(f"load_rss_mb_per_1m_docs={rss('load'):.0f}")
     if not args.no_ray:  # one worker against two on this machine, measured by its own benchmark
         ray_run = subprocess.run([sys.executable, str(Path(__file__).with_name("bench_ray_encode.py"))],
                                  check=True, capture_output=True, text=True)
