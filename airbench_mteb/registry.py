@@ -131,12 +131,13 @@ def guard_results_against_other_data() -> None:
 
 def write_results_atomically() -> None:
     """MTEB writes a result file in place, so a full disk or a kill leaves it cut off and the next run
-    stops on it; write it beside the target and rename it into place instead (old file kept on failure)."""
-    import os
-    import tempfile
+    stops on it, and a FIFO or a read-only file at its path is written into; write it through the
+    plugin's one safe writer instead (checked target, old file kept on failure)."""
     from pathlib import Path
 
     from mteb.results.task_result import TaskResult
+
+    from airbench_mteb.data.files import atomic_path
 
     to_disk = TaskResult.to_disk
     if getattr(to_disk, "_airbench_mteb", False):
@@ -144,15 +145,8 @@ def write_results_atomically() -> None:
 
     @functools.wraps(to_disk)
     def to_disk_atomically(self: TaskResult, path: Path) -> None:
-        path = Path(path)
-        fd, scratch = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            to_disk(self, Path(scratch))
-            os.replace(scratch, path)
-        except BaseException:
-            Path(scratch).unlink(missing_ok=True)
-            raise
+        with atomic_path(path) as scratch:
+            to_disk(self, scratch)
 
     to_disk_atomically._airbench_mteb = True  # type: ignore[attr-defined]
     TaskResult.to_disk = to_disk_atomically  # type: ignore[method-assign]

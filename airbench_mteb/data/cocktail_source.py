@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from airbench_mteb.data.beir_folder import QRELS_DIR, QUERIES_FILE, read_beir_corpus, read_beir_split
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import check_folder_target
 from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.data.qrels import Qrels
 from airbench_mteb.data.retrieval_data import RetrievalData
@@ -260,6 +261,7 @@ def unpack_verified(zip_path: Path, expected_md5: str, target: Path, name: str) 
     if actual != expected_md5:
         raise DatasetError(f"corrupted download: md5 is {actual}, expected {expected_md5}; delete the file and "
                            "download it again", path=zip_path)
+    check_folder_target(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
     try:

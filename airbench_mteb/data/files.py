@@ -1,7 +1,9 @@
 """Reading and writing the plain files benchmarks are made of, with errors that name the line.
 
 Writers never leave a half-written file: they write a temporary file beside the target and
-rename it into place.
+rename it into place. They write only to a regular file or an absent path: a folder, FIFO, device,
+socket or read-only file is refused by name before anything is written, and a symbolic link is
+written through to its target (see :func:`check_writable_target`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -17,26 +20,139 @@ from typing import IO, Any
 
 from airbench_mteb.data.errors import DatasetError
 
+# the kinds of file, by the test that recognises them, for errors that say what is in the way
+_KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    """What a file is, in words."""
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def check_writable_target(path: str | Path) -> Path:
+    """The file a write to ``path`` replaces, checked before anything is written.
+
+    ``path`` itself, or for a symbolic link the file it points to (resolved): a write goes
+    through a link to its target and the link stays a link. A dangling link is written through
+    when the folder of its target exists. The target must be absent or a regular file the owner
+    may write (the mode bits decide, so a 0444 file is refused even for root).
+
+    Raises:
+        DatasetError: naming ``path`` (and the link's target) when the target is a folder, a FIFO,
+            a device, a socket or another special file, read-only, or the link cannot be resolved.
+    """
+    path = Path(path)
+    linked = path.is_symlink()
+    target = Path(os.path.realpath(path)) if linked else path
+    where = f" (a symbolic link to {target})" if linked else ""
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        if linked and not target.parent.is_dir():
+            raise DatasetError(f"cannot be written{where}: the folder {target.parent} does not exist",
+                               path=path) from None
+        return target
+    except NotADirectoryError:
+        raise DatasetError(f"cannot be written{where}: a part of its path is a file, not a folder",
+                           path=path) from None
+    except OSError as error:  # a loop of links, a folder that is not searchable
+        raise DatasetError(f"cannot be written{where}: {error.strerror}", path=path) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise DatasetError(f"is {_kind(info.st_mode)}{where}, not a regular file; nothing was written",
+                           path=path)
+    if not info.st_mode & stat.S_IWUSR or not os.access(target, os.W_OK):
+        raise DatasetError(f"is read-only{where} (mode {stat.filemode(info.st_mode)}); nothing was written. "
+                           "Make it writable or write elsewhere", path=path)
+    return target
+
+
+def check_folder_target(path: str | Path) -> None:
+    """Refuse to put a folder at ``path`` when something else than a folder (or a link to one) is there.
+
+    Raises:
+        DatasetError: naming ``path`` and what is there (a file, a FIFO, a dangling link...).
+    """
+    path = Path(path)
+    if path.is_dir() or not os.path.lexists(path):
+        return
+    try:
+        kind = _kind(path.stat().st_mode)
+    except OSError:
+        kind = "a symbolic link to nothing"
+    raise DatasetError(f"is {kind}, where a folder is due; nothing was written", path=path)
+
+
+def _new_file_mode() -> int:
+    """The permissions a plain ``open(path, "w")`` would give a new file."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def make_folder(folder: str | Path) -> Path:
+    """``folder``, created with its parents unless it is there; DatasetError naming what is in the way."""
+    folder = Path(folder)
+    check_folder_target(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a parent is a file, or cannot be created
+        raise DatasetError(f"cannot create the folder: {error.strerror}", path=folder) from None
+    return folder
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary file beside the target of ``path`` to write to; renamed over the target only on success.
+
+    The target is checked first (:func:`check_writable_target`) and again just before the rename;
+    an existing target keeps its permissions (and, when we are root, its owner). On any failure
+    the temporary file is removed and whatever was at ``path`` is left as it was.
+    """
+    path = Path(path)
+    target = check_writable_target(path)
+    make_folder(target.parent)
+    try:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:
+        raise DatasetError(f"cannot be written: {error.strerror} in {target.parent}", path=path) from None
+    os.close(fd)
+    scratch = Path(name)
+    try:
+        yield scratch
+        _publish(scratch, target, path)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
+
+
+def _publish(scratch: Path, target: Path, path: Path) -> None:
+    """Flush ``scratch`` to disk, give it the target's permissions and rename it over the target."""
+    if check_writable_target(path) != target:  # the link was pointed elsewhere meanwhile
+        raise DatasetError(f"changed while it was written (now a link to {os.path.realpath(path)})", path=path)
+    try:
+        fd = os.open(scratch, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if target.exists():
+            info = target.stat()
+            os.chmod(scratch, stat.S_IMODE(info.st_mode))
+            if os.geteuid() == 0:  # root writes on behalf of the file's owner
+                os.chown(scratch, info.st_uid, info.st_gid)
+        else:
+            os.chmod(scratch, _new_file_mode())
+        os.replace(scratch, target)
+    except OSError as error:
+        raise DatasetError(f"cannot be written: {error.strerror}", path=path) from None
+
 
 @contextmanager
 def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
-    """Open a temporary file next to ``path``; rename it over ``path`` only on success."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp creates 0600 files; give the result the permissions a plain open() would
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Open ``path`` for writing (``"w"`` UTF-8 text or ``"wb"``) through :func:`atomic_path`."""
+    with atomic_path(path) as scratch, scratch.open(mode, encoding=None if "b" in mode else "utf-8") as handle:
+        yield handle
 
 
 def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:

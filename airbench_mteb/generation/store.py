@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.data.files import check_writable_target, make_folder
 from airbench_mteb.generation.errors import GenerationError
 
 
@@ -22,7 +23,8 @@ class Journal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_writable_target(self.path)  # appending to a FIFO would block, to a device lose every record
+        make_folder(self.path.parent)
         self._records: dict[tuple[str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._load()

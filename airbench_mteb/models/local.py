@@ -16,6 +16,7 @@ from typing import Any
 
 from mteb.models import ModelMeta
 
+from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.models.devices import Device, torch_device
@@ -66,7 +67,7 @@ def folder_revision(folder: Path, memo_path: Path | None = None) -> str:
             memo_path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_write(memo_path) as handle:
                 json.dump(memo, handle)
-        except OSError:  # a read-only cache costs a re-hash next time, nothing else
+        except (OSError, DatasetError):  # a read-only cache costs a re-hash next time, nothing else
             pass
     return digest.hexdigest()[:20]
 

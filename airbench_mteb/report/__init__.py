@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.files import make_folder
 
 
 @dataclass(frozen=True)
@@ -80,5 +81,5 @@ PLOTS: Mapping[str, PlotFunction] = _PlotRegistry()
 def write_report(plots: Sequence[str], request: ReportRequest) -> list[Path]:
     """Run the plots named ``plots`` (keys of :data:`PLOTS`) and return every file they wrote."""
     functions = [PLOTS[name] for name in plots]  # an unknown name fails before anything is written
-    request.out.mkdir(parents=True, exist_ok=True)
+    make_folder(request.out)
     return [path for function in functions for path in function(request)]

@@ -152,7 +152,6 @@ def draw(points: Sequence[BiasPoint], path: Path) -> Path:
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="best")
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path, "wb") as handle:
         figure.savefig(handle, format="png")
     plt.close(figure)

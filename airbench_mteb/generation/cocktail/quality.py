@@ -23,7 +23,7 @@ import numpy as np
 from airbench_mteb.catalog.user import COCKTAIL_MANIFEST
 from airbench_mteb.data.cocktail_source import read_source_corpora
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write, read_jsonl
+from airbench_mteb.data.files import atomic_write, make_folder, read_jsonl
 from airbench_mteb.generation.cocktail.answers import REWRITTEN
 from airbench_mteb.generation.cocktail.config import HUMAN
 from airbench_mteb.generation.cocktail.sampling import word_count
@@ -121,7 +121,8 @@ def _histograms(path: Path, panels: dict[str, dict[str, Sequence[float]]], xlabe
         axis.set_ylabel("documents")
         axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with atomic_write(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=110)
     plt.close(figure)
     return path
 
@@ -145,7 +146,8 @@ def _sole_corpus_plot(path: Path, table: dict[str, Any], sources: Sequence[str])
         axis.set_ylim(0, 125)  # room for the legend above the bars
         axis.legend(fontsize=8, loc="upper center", ncol=len(sources))
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with atomic_write(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=110)
     plt.close(figure)
     return path
 
@@ -156,7 +158,7 @@ def quality_report(folder: str | Path, out: str | Path, *, models: Sequence[str]
     from airbench_mteb.generation.airbench.rerankers import make_encoder
 
     folder, out = Path(folder).resolve(), Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     manifest, texts, outcomes = read_folder(folder)
     llms = list(manifest["sources"])
     ids = list(texts[HUMAN])

@@ -22,7 +22,7 @@ from typing import Any
 
 from airbench_mteb.catalog.irsc import LANGUAGES, corpus_languages
 from airbench_mteb.data.dataset_card import write_dataset_card
-from airbench_mteb.data.files import atomic_write, write_jsonl, write_tsv
+from airbench_mteb.data.files import atomic_write, check_folder_target, write_jsonl, write_tsv
 from airbench_mteb.generation.irsc.records import BuildConfig, QueryPair
 
 FORMAT_VERSION = 1
@@ -70,6 +70,7 @@ def write_folder(root: Path, corpus: Mapping[str, Mapping[str, str]],
 def publish(out: Path, write: Callable[[Path], None]) -> Path:
     """``write`` the folder into a staging folder, then put it in place of ``<out>/irsc`` as a whole."""
     root = out / FOLDER
+    check_folder_target(root)
     staging = out / f".{FOLDER}.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     try:
