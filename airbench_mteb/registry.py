@@ -138,6 +138,7 @@ def write_results_atomically() -> None:
     from mteb.results.task_result import TaskResult
 
     from airbench_mteb.data.files import atomic_path
+    from airbench_mteb.data.per_query import write_kept
 
     to_disk = TaskResult.to_disk
     if getattr(to_disk, "_airbench_mteb", False):
@@ -147,6 +148,7 @@ def write_results_atomically() -> None:
     def to_disk_atomically(self: TaskResult, path: Path) -> None:
         with atomic_path(path) as scratch:
             to_disk(self, scratch)
+        write_kept(self.task_name, self.dataset_revision, Path(path))  # the per-query scores, beside the file
 
     to_disk_atomically._airbench_mteb = True  # type: ignore[attr-defined]
     TaskResult.to_disk = to_disk_atomically  # type: ignore[method-assign]

@@ -55,10 +55,15 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
                             help="re-rank: the first stage's --prediction-folder; -m is then the reranker")
     run_parser.add_argument("--rerank-top-k", type=int, default=RERANK_TOP_K,
                             help=f"candidates per query taken from --previous-results (default {RERANK_TOP_K})")
+    run_parser.add_argument("--no-ci", action="store_true",
+                            help="no confidence intervals in the results (per-query scores are still kept); "
+                                 "$AIRBENCH_MTEB_CI=off does the same for mteb run and scripts")
     mteb_run = run_parser.get_default("func")
 
     def run(args: argparse.Namespace) -> int:
         apply_data_dir(args)
+        if args.no_ci:
+            configure(ci=None)
         check_task_names(args.tasks)
         check_benchmark_names(args.benchmarks)
         args.model = model_argument(args.model, args.model_revision)

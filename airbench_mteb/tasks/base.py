@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 
+from airbench_mteb.data.per_query import QueryScores, remember
 from airbench_mteb.data.retrieval_data import RetrievalData
+from airbench_mteb.metrics.per_query import interval_scores, kept_metrics, per_query_scores, scored_queries
+from airbench_mteb.settings import current_settings
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -78,6 +81,7 @@ class PluginRetrievalTask(AbsTaskRetrieval):
         from airbench_mteb.models.embedding_cache import with_embedding_cache
         from airbench_mteb.tasks.closed_book import is_closed_book, retrieve_only
 
+        self._scored_model = getattr(model, "mteb_model_meta", None)  # whose per-query scores are kept
         model = with_embedding_cache(model)
         if is_closed_book(data_split):  # no qrels here (AIR-Bench test): rankings for the leaderboard, no scores
             return retrieve_only(self, model, data_split, hf_split=hf_split, hf_subset=hf_subset,
@@ -85,6 +89,26 @@ class PluginRetrievalTask(AbsTaskRetrieval):
         return super()._evaluate_subset(model, data_split, hf_split=hf_split, hf_subset=hf_subset,
                                         encode_kwargs=encode_kwargs, prediction_folder=prediction_folder,
                                         num_proc=num_proc, **kwargs)
+
+    def query_scores(self, scores: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                     results: Mapping[str, Mapping[str, float]], hf_subset: str) -> QueryScores:
+        """Per-query values of the main score and the other kept metrics, from MTEB's per-query measures."""
+        query_ids = scored_queries(qrels)
+        return QueryScores(query_ids, per_query_scores(scores, qrels, results, kept_metrics(self.metadata.main_score),
+                                                       query_ids))
+
+    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                             results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
+        """Confidence intervals of the kept metrics (``<metric>_ci_low``/``_ci_high``, ``ci_*``), and the
+        per-query values behind them held for the results file (:mod:`airbench_mteb.data.per_query`)."""
+        kept = self.query_scores(scores, qrels, results, hf_subset)
+        meta = getattr(self, "_scored_model", None)
+        if meta is not None:
+            remember(meta.name, meta.revision, self.metadata.name, self.metadata.revision, hf_split, hf_subset, kept)
+        settings = current_settings()
+        if settings.ci is None:
+            return {}
+        return interval_scores(kept.metrics, method=settings.ci, n_resamples=settings.ci_resamples)
 
     def _save_task_predictions(self, predictions: Any, model: Any, prediction_folder: Path, hf_split: str,
                                hf_subset: str) -> None:

@@ -23,6 +23,7 @@ setting, so the embedding cache encodes it once for all four.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,9 @@ from airbench_mteb.data.cocktail_source import (
     settings_of,
 )
 from airbench_mteb.data.fingerprint import files_fingerprint
+from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.data.retrieval_data import RetrievalData
+from airbench_mteb.metrics.per_query import per_source_query_scores
 from airbench_mteb.metrics.source_bias import source_bias_scores
 from airbench_mteb.settings import current_settings
 from airbench_mteb.tasks.base import PluginRetrievalTask
@@ -110,12 +113,23 @@ class SourceBiasTask(PluginRetrievalTask):
             self._splits[split] = read_multi_source_split(self._corpora, split)
         return setting_data(self._splits[split], self.stems, hf_subset)
 
+    def query_scores(self, scores: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
+                     results: Mapping[str, Mapping[str, float]], hf_subset: str) -> QueryScores:
+        """The kept per-query values; in the mixed setting also each source's NDCG@k and MAP@k per query."""
+        kept = super().query_scores(scores, qrels, results, hf_subset)
+        if hf_subset != MIXED:
+            return kept
+        by_source = per_source_query_scores(qrels, results, self._doc_sources, [label for label, _ in self.sources],
+                                            self.k_values)
+        return replace(kept, by_source={source: QueryScores(ids, vectors) for source, (ids, vectors) in by_source.items()})
+
     def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: Mapping[str, Mapping[str, int]],
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
+        intervals = super().task_specific_scores(scores, qrels, results, hf_split, hf_subset)
         if hf_subset != MIXED:
-            return {}
+            return intervals
         labels = [label for label, _ in self.sources]
-        return {"source_bias": source_bias_scores(qrels, results, self._doc_sources, labels, self.k_values)}
+        return {**intervals, "source_bias": source_bias_scores(qrels, results, self._doc_sources, labels, self.k_values)}
 
 
 def eval_langs(labels: Sequence[str], languages: Sequence[str] = ("eng-Latn",)) -> dict[str, list[str]]:

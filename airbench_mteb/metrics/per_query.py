@@ -1,0 +1,146 @@
+"""Per-query values of the reported retrieval metrics: the vectors behind every mean MTEB reports.
+
+MTEB's retrieval evaluation computes pytrec_eval's per-query measures, averages them and throws them
+away. These functions turn the per-query measures (plus MRR, which MTEB computes itself) into one
+vector per metric over a fixed, sorted list of query ids, so confidence intervals and paired tests
+between models can use them. Every query of the qrels with a relevant document gets a value; a
+query the run has no entry for counts 0, as a ranking that retrieves nothing does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pytrec_eval
+
+from airbench_mteb.metrics.retrieval import Qrels, Run, ranking
+from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
+
+# What an interval and a significance test are given for, besides the task's main score (MTEB's names).
+KEPT_METRICS = ("ndcg_at_10", "recall_at_10", "recall_at_100", "map_at_10", "mrr_at_10")
+CI_LEVEL = 0.95
+CI_SEED = 0  # fixed, so a rerun writes the same intervals
+
+# MTEB's result name prefix -> the pytrec_eval measure behind it
+_TREC_MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P", "hit_rate": "success"}
+_METRIC = re.compile(r"(ndcg|map|recall|precision|hit_rate|mrr)_at_(\d+)")
+
+
+def kept_metrics(main_score: str) -> tuple[str, ...]:
+    """The task's main score first, then :data:`KEPT_METRICS` (each once)."""
+    return tuple(dict.fromkeys((main_score, *KEPT_METRICS)))
+
+
+def per_query_metric(name: str) -> tuple[str, int] | None:
+    """``(measure, k)`` of an MTEB metric name that has per-query values (``accuracy`` is recall@1); else None."""
+    match = _METRIC.fullmatch("recall_at_1" if name == "accuracy" else name)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def scored_queries(qrels: Qrels) -> tuple[str, ...]:
+    """The queries a retrieval score averages over: those with a relevant document, sorted."""
+    return tuple(sorted(qid for qid, docs in qrels.items() if any(rel > 0 for rel in docs.values())))
+
+
+def per_query_scores(trec_scores: Mapping[str, Mapping[str, float]], qrels: Qrels, run: Run,
+                     metrics: Sequence[str], query_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per-query vectors of ``metrics`` over ``query_ids`` from pytrec_eval's per-query measures of ``run``.
+
+    ``trec_scores`` is what ``pytrec_eval.RelevanceEvaluator(...).evaluate(run)`` returns (MTEB passes
+    it to ``task_specific_scores`` as ``scores``); ``values[i]`` belongs to ``query_ids[i]``, 0 for a
+    query the run does not hold. ``mrr_at_k`` is ``1 / rank`` of the first relevant document within
+    the top ``k`` (0 if none), ranked as trec_eval ranks. Metrics without a per-query form (MTEB's
+    ``nauc_*``) are left out.
+
+    Raises:
+        ValueError: a measure of ``metrics`` is not among ``trec_scores``' measures (its cut-off was
+            not evaluated).
+    """
+    vectors: dict[str, np.ndarray] = {}
+    for name in metrics:
+        parsed = per_query_metric(name)
+        if parsed is None:
+            continue
+        measure, k = parsed
+        if measure == "mrr":
+            vectors[name] = _reciprocal_ranks(qrels, run, query_ids, k)
+        else:
+            vectors[name] = _trec_vector(trec_scores, query_ids, f"{_TREC_MEASURES[measure]}_{k}", name)
+    return vectors
+
+
+def _trec_vector(trec_scores: Mapping[str, Mapping[str, float]], query_ids: Sequence[str], key: str,
+                 name: str) -> np.ndarray:
+    values = np.zeros(len(query_ids))
+    for i, qid in enumerate(query_ids):
+        measures = trec_scores.get(qid)
+        if measures is None:
+            continue  # not in the run: nothing retrieved
+        if key not in measures:
+            raise ValueError(f"{name}: pytrec_eval measure {key!r} was not computed (its cut-off is not evaluated)")
+        values[i] = measures[key]
+    return values
+
+
+def _reciprocal_ranks(qrels: Qrels, run: Run, query_ids: Sequence[str], k: int) -> np.ndarray:
+    values = np.zeros(len(query_ids))
+    for i, qid in enumerate(query_ids):
+        relevant = {doc for doc, rel in qrels[qid].items() if rel > 0}
+        top = ranking(run.get(qid, {}))[:k]
+        values[i] = next((1.0 / rank for rank, doc in enumerate(top, start=1) if doc in relevant), 0.0)
+    return values
+
+
+def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
+                            k_values: Sequence[int]) -> dict[str, tuple[tuple[str, ...], dict[str, np.ndarray]]]:
+    """Per-query NDCG@k and MAP@k of ONE ranking of a mixed corpus, once per source target.
+
+    The per-query form of :func:`airbench_mteb.metrics.source_bias.per_source_scores`: source ``s``
+    is scored against the judgments on its own copies (:func:`qrels_for_source`), over the queries
+    with a relevant document among them. Returns ``{source: (query_ids, {"ndcg_at_<k>": values, ...})}``.
+    """
+    cutoffs = sorted(set(k_values))
+    names = [f"{measure}_at_{k}" for measure in BIAS_MEASURES for k in cutoffs]
+    measures = {f"{_TREC_MEASURES[measure]}.{','.join(map(str, cutoffs))}" for measure in BIAS_MEASURES}
+    trec_run = {qid: {doc: float(score) for doc, score in docs.items()} for qid, docs in run.items()}
+    scores: dict[str, tuple[tuple[str, ...], dict[str, np.ndarray]]] = {}
+    for source in sources:
+        target = {qid: docs for qid, docs in qrels_for_source(qrels, doc_sources, source).items() if docs}
+        query_ids = scored_queries(target)
+        trec_scores = pytrec_eval.RelevanceEvaluator(
+            {qid: {doc: int(rel) for doc, rel in docs.items()} for qid, docs in target.items()}, measures,
+        ).evaluate(trec_run)
+        scores[source] = (query_ids, per_query_scores(trec_scores, target, run, names, query_ids))
+    return scores
+
+
+def interval_scores(vectors: Mapping[str, np.ndarray], *, method: str, n_resamples: int, seed: int = CI_SEED,
+                    level: float = CI_LEVEL) -> dict[str, float | int | str]:
+    """Bootstrap confidence intervals of the means of ``vectors`` (``method``: ``bca`` or ``percentile``),
+    as flat results keys.
+
+    ``<metric>_ci_low`` / ``<metric>_ci_high`` per metric, and ``ci_level``, ``ci_method``,
+    ``ci_n_resamples``, ``ci_seed``. ``ci_method`` is the method the intervals used (``BCa`` or
+    ``percentile``); where BCa was undefined for a metric (e.g. every query scores the same) and its
+    interval fell back to the percentile method, that metric also gets ``<metric>_ci_method``.
+    Fewer than 2 queries: no interval.
+    """
+    from airbench_mteb.metrics.bootstrap import METHODS, bootstrap_ci
+
+    wanted = next(name for name in METHODS if name.lower() == method.lower())
+    flat: dict[str, float | int | str] = {}
+    used: dict[str, str] = {}
+    for name, values in vectors.items():
+        if len(values) < 2:
+            continue
+        interval = bootstrap_ci(values, level=level, method=wanted, n_resamples=n_resamples, seed=seed)
+        flat[f"{name}_ci_low"], flat[f"{name}_ci_high"] = interval.low, interval.high
+        used[name] = interval.method
+    if not used:
+        return {}
+    common = wanted if wanted in used.values() else next(iter(used.values()))
+    flat.update(ci_level=level, ci_method=common, ci_n_resamples=n_resamples, ci_seed=seed)
+    flat.update({f"{name}_ci_method": other for name, other in used.items() if other != common})
+    return flat
