@@ -29,6 +29,8 @@ from tests.closed_book_run import (
 # The fields of the official runner's search-results files (air-benchmark 0.1.0, Evaluator.save_search_results).
 OFFICIAL_FIELDS = {"model_name", "reranker_name", "benchmark_version", "task_type", "domain", "language",
                    "dataset_name", "split", "search_results"}
+# ... and this plugin's two additions, which the leaderboard's reader ignores (it reads fields by name)
+PLUGIN_FIELDS = {"dataset_revision", "top_k"}
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +57,12 @@ def test_package_has_the_leaderboard_layout(bm25_run: Run, package: Path) -> Non
         members = {name: json.loads(archive.read(name)) for name in archive.namelist()}
     assert set(members) == {"qa/news/en_default_dev.json", "qa/news/en_default_test.json",
                             "long-doc/arxiv/en_llama2_dev.json"}
+    revisions = {task: json.loads((bm25_run.predictions / f"{task}_predictions.json").read_text())["dataset_revision"]
+                 for task in (NEWS_EN, ARXIV_LLAMA2)}
     for name, data in members.items():
-        assert set(data) == OFFICIAL_FIELDS
+        assert set(data) == OFFICIAL_FIELDS | PLUGIN_FIELDS
+        assert data["top_k"] == 1000
+        assert data["dataset_revision"] == revisions[NEWS_EN if data["task_type"] == "qa" else ARXIV_LLAMA2]
         assert name == f"{data['task_type']}/{data['domain']}/{data['language']}_{data['dataset_name']}_{data['split']}.json"
         assert (data["model_name"], data["reranker_name"], data["benchmark_version"]) == ("bm25", "NoReranker",
                                                                                             "AIR-Bench_24.05")
@@ -209,3 +215,183 @@ def test_score_submission_names_the_bad_file(bm25_run: Run, package: Path, tmp_p
         score_submission(bad)
     assert message in str(error.value)
     assert "qa/news/en_" in str(error.value)
+
+
+# --- issue 18: one validator for both commands, predictions tied to their data ------------------------------------
+
+def _rezip(package: Path, target: Path, edit: Callable[[str, dict], None] = lambda name, data: None,
+           extra: tuple[tuple[str, bytes], ...] = ()) -> Path:
+    """A copy of ``package`` with ``edit`` applied to every member's JSON, and ``extra`` members appended."""
+    with zipfile.ZipFile(package) as source, zipfile.ZipFile(target, "w") as out:
+        for name in source.namelist():
+            data = json.loads(source.read(name))
+            edit(name, data)
+            out.writestr(name, json.dumps(data))
+        for name, raw in extra:
+            out.writestr(name, raw)
+    return target
+
+
+def _news_dev(edit: Callable[[dict], None]) -> Callable[[str, dict], None]:
+    return lambda name, data: edit(data) if name == "qa/news/en_default_dev.json" else None
+
+
+def test_package_refuses_predictions_of_other_data(bm25_run: Run, tmp_path: Path) -> None:
+    """Finding 2: after the corpus changed, the old rankings are not packaged (they scored 0.30984 on the new data)."""
+    from airbench_mteb.data.airbench_source import mirror_file
+    from tests.closed_book_run import entry
+
+    changed = tmp_path / "mirror"
+    shutil.copytree(bm25_run.mirror, changed)
+    news = entry(NEWS_EN)
+    corpus = mirror_file(changed, news, news.corpus_location())
+    corpus.write_text(corpus.read_text(encoding="utf-8").replace("doc-0", "doc-0-renamed", 1), encoding="utf-8")
+    recorded = json.loads((bm25_run.predictions / f"{NEWS_EN}_predictions.json").read_text())["dataset_revision"]
+    with data_dir(changed), pytest.raises(DatasetError) as error:
+        package_submission(bm25_run.predictions, tmp_path / "out")
+    assert recorded in str(error.value) and "mirror-" in str(error.value).replace(recorded, "")
+    assert f"{NEWS_EN}_predictions.json" in str(error.value)
+
+
+def test_package_refuses_predictions_that_do_not_name_their_data(bm25_run: Run, tmp_path: Path) -> None:
+    folder = _copy_predictions(bm25_run, tmp_path)
+    _edit(folder / f"{ARXIV_LLAMA2}_predictions.json", lambda d: d.pop("dataset_revision"))
+    with data_dir(bm25_run.mirror), pytest.raises(DatasetError, match="--prediction-folder") as error:
+        package_submission(folder, tmp_path / "out")
+    assert f"{ARXIV_LLAMA2}_predictions.json" in str(error.value)
+
+
+def test_score_submission_checks_the_data_of_each_member(bm25_run: Run, package: Path, tmp_path: Path,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    """A member computed on other data is refused; an official script's member (no dataset_revision, no top_k) is
+    scored as it is, with one warning line."""
+    other = _rezip(package, tmp_path / "other.zip", _news_dev(lambda d: d.update(dataset_revision="mirror-0123")))
+    with data_dir(bm25_run.mirror), pytest.raises(DatasetError, match="'mirror-0123'") as error:
+        score_submission(other)
+    assert "qa/news/en_default_dev.json" in str(error.value)
+
+    def strip(name: str, data: dict) -> None:
+        for field in PLUGIN_FIELDS:
+            del data[field]
+    official = _rezip(package, tmp_path / "official.zip", strip)
+    with data_dir(bm25_run.mirror):
+        assert ({s.task_name: s.scores for s in score_submission(official)}
+                == {s.task_name: s.scores for s in score_submission(package)})
+    warnings = [r.getMessage() for r in caplog.records if "do not say which data" in r.getMessage()]
+    assert warnings == [f"{official}: 3 of 3 files do not say which data they were computed on (made by the official "
+                        "scripts?); scored as they are"]
+
+
+def test_score_submission_scores_every_query_of_the_split(bm25_run: Run, package: Path, tmp_path: Path) -> None:
+    """Finding 3: a dev file without some queries was scored over the others only (0.37624 where mteb run said
+    0.30984); now it is refused as package-submission refuses it. A query with no results counts as a miss."""
+    partial = _rezip(package, tmp_path / "partial.zip", _news_dev(lambda d: d["search_results"].pop("q-dev-4")))
+    with data_dir(bm25_run.mirror), pytest.raises(DatasetError, match=r"1 of the 12 queries .*'q-dev-4'") as error:
+        score_submission(partial)
+    assert "qa/news/en_default_dev.json" in str(error.value)
+    emptied = _rezip(package, tmp_path / "emptied.zip", _news_dev(lambda d: d["search_results"].update({"q-dev-4": {}})))
+    with data_dir(bm25_run.mirror):
+        scores = {s.task_name: s.scores for s in score_submission(emptied)}
+    assert scores[NEWS_EN]["ndcg_at_10"] == pytest.approx(11 / 12, abs=1e-5)  # BM25 is perfect on the mirror
+
+
+def test_score_submission_refuses_a_zip_with_a_member_twice(bm25_run: Run, package: Path, tmp_path: Path) -> None:
+    """Finding 3: a zip holding one member name twice was scored twice."""
+    with zipfile.ZipFile(package) as archive:
+        repeated = ("qa/news/en_default_dev.json", archive.read("qa/news/en_default_dev.json"))
+    twice = _rezip(package, tmp_path / "twice.zip", extra=(repeated,))
+    with data_dir(bm25_run.mirror), pytest.raises(DatasetError, match=r"member qa/news/en_default_dev\.json is in "
+                                                                      "the zip 2 times"):
+        score_submission(twice)
+
+
+def _first_ranked(folder: Path, task: str, split: str) -> tuple[str, str]:
+    run = json.loads((folder / f"{task}_predictions.json").read_text())["default"][split]
+    qid = sorted(run)[0]
+    return qid, next(iter(run[qid]))
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ("nan", "has score nan"), ("infinity", "has score inf"), ("bool", "has score True"),
+    ("string", "has score '0.5'"), ("null", "has score None"), ("unknown document", "is not in the corpus"),
+    ("duplicated document", "appears twice")])
+def test_package_refuses_bad_rankings_naming_query_and_document(bm25_run: Run, tmp_path: Path, case: str,
+                                                                message: str) -> None:
+    """Findings 7 and 9: NaN/infinite scores were written as invalid JSON, a bool became 1.0, a string or null
+    score was a traceback, unknown doc ids passed, a repeated doc key kept its last value."""
+    folder = _copy_predictions(bm25_run, tmp_path)
+    path = folder / f"{NEWS_EN}_predictions.json"
+    qid, doc = _first_ranked(folder, NEWS_EN, "dev")
+    values = {"nan": float("nan"), "infinity": float("inf"), "bool": True, "string": "0.5", "null": None}
+    if case in values:
+        _edit(path, lambda d: d["default"]["dev"][qid].update({doc: values[case]}))
+    elif case == "unknown document":
+        doc = "doc-nowhere"
+        _edit(path, lambda d: d["default"]["dev"][qid].update({doc: 0.5}))
+    else:
+        text = path.read_text()
+        path.write_text(text.replace(f'"{qid}": {{', f'"{qid}": {{"{doc}": 0.5, ', 1))
+    with data_dir(bm25_run.mirror), pytest.raises(DatasetError, match=message) as error:
+        package_submission(folder, tmp_path / "out")
+    assert path.name in str(error.value) and repr(qid) in str(error.value) and repr(doc) in str(error.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_package_of_dev_rankings_only_needs_dev_only(bm25_run: Run, tmp_path: Path) -> None:
+    """Finding 7: a folder with dev rankings only gave a zip without test (the leaderboard scores test)."""
+    folder = _copy_predictions(bm25_run, tmp_path)
+    _edit(folder / f"{NEWS_EN}_predictions.json", lambda d: d["default"].pop("test"))
+    with data_dir(bm25_run.mirror):
+        with pytest.raises(DatasetError, match=f"no test rankings of {NEWS_EN}"):
+            package_submission(folder, tmp_path / "out")
+        dev_only = package_submission(bm25_run.predictions, tmp_path / "out", dev_only=True)
+        with zipfile.ZipFile(dev_only) as archive:
+            assert sorted(archive.namelist()) == ["long-doc/arxiv/en_llama2_dev.json", "qa/news/en_default_dev.json"]
+        with pytest.raises(DatasetError, match="--dev-only"):
+            score_submission(dev_only)
+        assert {s.task_name for s in score_submission(dev_only, dev_only=True)} == {NEWS_EN, ARXIV_LLAMA2}
+
+
+def test_score_submission_refuses_more_results_than_the_recorded_top_k(bm25_run: Run, package: Path,
+                                                                         tmp_path: Path) -> None:
+    deeper = _rezip(package, tmp_path / "deeper.zip", _news_dev(lambda d: d.update(top_k=2)))
+    with data_dir(bm25_run.mirror), pytest.raises(DatasetError, match="more than the top_k 2"):
+        score_submission(deeper)
+
+
+@pytest.mark.parametrize("case", ["string score", "null score", "model name with a slash", "out is a file",
+                                  "empty search results", "output is a folder", "truncated zip", "missing path",
+                                  "not a zip"])
+def test_cli_says_one_line_naming_the_culprit(bm25_run: Run, package: Path, tmp_path: Path, case: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Findings 9 and 11: tracebacks, and one message for a damaged zip and a missing path."""
+    folder = _copy_predictions(bm25_run, tmp_path)
+    news = folder / f"{NEWS_EN}_predictions.json"
+    qid, doc = _first_ranked(folder, NEWS_EN, "dev")
+    pack = ["package-submission", "--predictions", str(folder), "--out", str(tmp_path / "out")]
+    score = ["score-submission", str(package)]
+    if case in ("string score", "null score"):
+        _edit(news, lambda d: d["default"]["dev"][qid].update({doc: "high" if case == "string score" else None}))
+        argv, culprit = pack, f"id {qid!r}: document {doc!r} has score"
+    elif case == "model name with a slash":
+        argv, culprit = [*pack, "--model-name", "a/b"], "'a/b'"
+    elif case == "out is a file":
+        (tmp_path / "out").write_text("")
+        argv, culprit = pack, str(tmp_path / "out")
+    elif case == "empty search results":
+        emptied = _rezip(package, tmp_path / "emptied.zip", _news_dev(lambda d: d.update(search_results={})))
+        argv, culprit = ["score-submission", str(emptied)], "12 of the 12 queries"
+    elif case == "output is a folder":
+        argv, culprit = [*score, "--output", str(tmp_path)], str(tmp_path)
+    elif case == "truncated zip":
+        (tmp_path / "cut.zip").write_bytes(package.read_bytes()[:200])
+        argv, culprit = ["score-submission", str(tmp_path / "cut.zip")], "damaged zip file"
+    elif case == "missing path":
+        argv, culprit = ["score-submission", str(tmp_path / "nowhere.zip")], "not found"
+    else:
+        (tmp_path / "notes.txt").write_text("not a zip")
+        argv, culprit = ["score-submission", str(tmp_path / "notes.txt")], "neither a zip file nor a folder"
+    capsys.readouterr()
+    assert main([*argv, "--data-dir", str(bm25_run.mirror)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and culprit in err, err

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from airbench_mteb.commands.run import apply_data_dir
+from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
 
 
@@ -16,7 +17,7 @@ def package(args: argparse.Namespace) -> int:
 
     apply_data_dir(args)
     path = package_submission(args.predictions, args.out, model_name=args.model_name, reranker_name=args.reranker_name,
-                              top_k=args.top_k, overwrite=args.overwrite)
+                              top_k=args.top_k, overwrite=args.overwrite, dev_only=args.dev_only)
     print(path)
     return 0
 
@@ -25,10 +26,9 @@ def score(args: argparse.Namespace) -> int:
     from airbench_mteb.submission import score_submission
 
     apply_data_dir(args)
-    results = score_submission(args.package, split=args.split)
-    if not results:
-        print(f"score-submission: {args.package} holds no {args.split} files")
-        return 1
+    if args.output is not None and args.output.is_dir():  # refused before the scoring, not after
+        raise DatasetError("--output names the JSON file to write, and this is a folder", path=args.output)
+    results = score_submission(args.package, split=args.split, dev_only=args.dev_only)
     for result in results:
         print(f"{result.task_name}\t{result.split}\t{result.main_score}\t{result.scores[result.main_score]:.5f}")
     mean = sum(r.scores[r.main_score] for r in results) / len(results)
@@ -52,13 +52,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--top-k", type=int, choices=(1000, 100), default=None,
                         help="results kept per query (default: 1000 for a retriever, 100 after a reranker)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing zip")
+    parser.add_argument("--dev-only", action="store_true",
+                        help="package the dev rankings only: a package to check with score-submission, not for the "
+                             "leaderboard (which scores test; without this flag every test split must be ranked)")
     add_data_dir_argument(parser)
     parser.set_defaults(func=package)
 
     parser = subparsers.add_parser("score-submission",
-                                   help="score an AIR-Bench leaderboard package (zip or folder) on the local dev qrels")
+                                   help="check an AIR-Bench leaderboard package (zip or folder) as the leaderboard "
+                                        "reads it, and score it on the local dev qrels")
     parser.add_argument("package", type=Path, help="<model>_<reranker>.zip, or the folder holding <task_type>/<domain>/")
     parser.add_argument("--split", default="dev", help="split to score (default: dev; test qrels are private)")
     parser.add_argument("--output", type=Path, default=None, help="write every score as JSON here")
+    parser.add_argument("--dev-only", action="store_true",
+                        help="accept a package without the test files the leaderboard scores (one made with "
+                             "package-submission --dev-only, or official runs of dev only)")
     add_data_dir_argument(parser)
     parser.set_defaults(func=score)

@@ -48,13 +48,54 @@ class Predictions:
         return run
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object holding one key twice (``json`` would keep the last value without a word)."""
+
+    def __init__(self, key: str, within: str | None) -> None:
+        self.key, self.within = key, within
+        super().__init__(f"{key!r} appears twice in one JSON object (only one value can count)")
+
+
+def _first_repeated(keys: list[str]) -> str:
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    raise AssertionError("no repeated key")
+
+
+def loads_unique_keys(text: str | bytes) -> Any:
+    """``json.loads`` that raises :class:`DuplicateKeyError` for an object holding a key twice, naming the key
+    and the key of the object that holds it (a query and its repeated document)."""
+    pending: list[tuple[str, dict[str, Any]]] = []  # (repeated key, its object), until its parent is parsed
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        value = dict(pairs)
+        if pending:
+            key, child = pending[0]
+            within = next((name for name, item in pairs if item is child), None)
+            if within is not None:
+                raise DuplicateKeyError(key, within)
+        elif len(value) < len(pairs):
+            pending.append((_first_repeated([name for name, _ in pairs]), value))
+        return value
+
+    value = json.loads(text, object_pairs_hook=unique)
+    if pending:  # the top-level object, or one inside an array
+        raise DuplicateKeyError(pending[0][0], within=None)
+    return value
+
+
 def predictions_path(folder: Path, task_name: str) -> Path:
     return folder / f"{task_name}{PREDICTIONS_SUFFIX}"
 
 
 def read_predictions(path: Path) -> Predictions:
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        data: Any = loads_unique_keys(path.read_text(encoding="utf-8"))
+    except DuplicateKeyError as error:
+        raise DatasetError(str(error), path=path, item_id=error.within) from None
     except FileNotFoundError:
         raise DatasetError("no prediction file of this task: run the first stage with --prediction-folder on it",
                            path=path) from None

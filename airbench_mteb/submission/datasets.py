@@ -1,19 +1,71 @@
-"""Which plugin task a leaderboard file belongs to, and that task's queries and qrels of one split."""
+"""Which plugin task a leaderboard file belongs to, and what that task reads now: its data fingerprint,
+and each split's queries, qrels and corpus."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from airbench_mteb.catalog import AirBenchEntry, airbench_entries
 from airbench_mteb.data.errors import DatasetError
 
 LEADERBOARD_VERSIONS = ("AIR-Bench_24.04", "AIR-Bench_24.05")
+_ID_BATCH = 1_000_000  # corpus ids scanned per Arrow batch: memory stays bounded whatever the corpus size
 
 
 @dataclass
 class SplitData:
+    task_name: str
+    split: str
     query_ids: list[str]
     qrels: dict[str, dict[str, int]]  # empty when the split is closed-book
+    corpus: Any  # the task's Arrow corpus (memory-mapped), scanned for ids rather than held in a set
+
+    @property
+    def label(self) -> str:
+        return f"{self.task_name} {self.split}"
+
+    def unknown_documents(self, doc_ids: Iterable[str]) -> set[str]:
+        """Those of ``doc_ids`` that are not ids of the corpus."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        wanted = set(doc_ids)
+        value_set = pa.array(sorted(wanted), pa.string())
+        found: set[str] = set()
+        for batch in self.corpus.select_columns(["id"]).with_format("arrow").iter(batch_size=_ID_BATCH):
+            ids = batch["id"]
+            found.update(ids.filter(pc.is_in(ids, value_set=value_set)).to_pylist())
+        return wanted - found
+
+
+class LeaderboardTask:
+    """The MTEB task of one AIR-Bench dataset, read from the hub or the mirror in use, for some splits."""
+
+    def __init__(self, entry: AirBenchEntry, splits: Iterable[str]) -> None:
+        import mteb
+
+        splits = sorted(set(splits))
+        for split in splits:
+            if split not in entry.splits:
+                raise DatasetError(f"{entry.task_name} has no {split} split (it has {', '.join(entry.splits)})",
+                                   item_id=entry.task_name)
+        self.entry = entry
+        self.task = mteb.get_task(entry.task_name, eval_splits=splits)
+        self.task.pin_data_revision()
+
+    @property
+    def revision(self) -> str:
+        """The fingerprint of the data the task reads now (what its results and predictions record)."""
+        return self.task.metadata.revision
+
+    def split(self, split: str) -> SplitData:
+        self.task.load_data()
+        data = self.task.dataset["default"][split]
+        return SplitData(task_name=self.entry.task_name, split=split, query_ids=[str(q) for q in data["queries"]["id"]],
+                         qrels={str(q): dict(docs) for q, docs in data["relevant_docs"].items()},
+                         corpus=data["corpus"])
 
 
 def leaderboard_entry(task_name: str) -> AirBenchEntry | None:
@@ -26,17 +78,3 @@ def entry_of(version: str, task_type: str, domain: str, language: str, dataset: 
     return next((e for e in airbench_entries() if e.data_dir is None and
                  (e.version, e.task_type, e.domain, e.language, e.dataset) == (version, task_type, domain, language,
                                                                                  dataset)), None)
-
-
-def load_split(entry: AirBenchEntry, split: str) -> SplitData:
-    """Query ids and qrels of ``split``, read through the MTEB task (so from the hub or the mirror in use)."""
-    import mteb
-
-    if split not in entry.splits:
-        raise DatasetError(f"{entry.task_name} has no {split} split (it has {', '.join(entry.splits)})",
-                           item_id=entry.task_name)
-    task = mteb.get_task(entry.task_name, eval_splits=[split])
-    task.load_data()
-    data = task.dataset["default"][split]
-    return SplitData(query_ids=[str(q) for q in data["queries"]["id"]],
-                     qrels={str(q): dict(docs) for q, docs in data["relevant_docs"].items()})
