@@ -7,11 +7,15 @@ import logging
 import math
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+import pytrec_eval
 
 from airbench_mteb.cli import main
-from tests.closed_book_run import NEWS_EN, closed_book_mirror, mirror_query_ids, run_bm25
+from airbench_mteb.data.airbench_source import mirror_file
+from airbench_mteb.data.errors import DatasetError
+from tests.closed_book_run import NEWS_EN, closed_book_mirror, mirror_qrels, mirror_query_ids, run_bm25
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +44,15 @@ def test_mteb_run_scores_dev_saves_test_and_the_package_reproduces_dev(
     assert math.isnan(test["main_score"]) and math.isnan(test["ndcg_at_10"])
     assert set(test) - {"hf_subset", "languages", "mteb_version", "evaluation_time"} == {"ndcg_at_10", "main_score",
                                                                                           "closed_book"}
+    saved = json.loads((predictions / f"{NEWS_EN}_predictions.json").read_text())["default"]
+    assert sorted(saved["test"]) == sorted(mirror_query_ids(mirror, NEWS_EN, "test"))  # no query dropped
+    kept = max(len(docs) for docs in saved["test"].values())  # the depth kept: all 1,000 asked, as many as matched
     marker = test["closed_book"]
-    assert marker["queries"] == 12 and marker["top_k"] == 1000
+    assert marker["queries"] == 12 and marker["top_k"] == kept
     assert marker["predictions"] == str(predictions / f"{NEWS_EN}_predictions.json")
     message = [r.getMessage() for r in caplog.records if "no qrels here" in r.getMessage()]
     assert len(message) == 1 and "package-submission" in message[0] and "\n" not in message[0]
-    saved = json.loads((predictions / f"{NEWS_EN}_predictions.json").read_text())["default"]
-    assert sorted(saved["test"]) == sorted(mirror_query_ids(mirror, NEWS_EN, "test"))  # no query dropped
+    assert f"top {kept} of 12 queries" in message[0]
 
     capsys.readouterr()
     assert main(["package-submission", "--predictions", str(predictions), "--out", str(tmp_path / "zip"),
@@ -84,3 +90,86 @@ def test_without_a_prediction_folder_nothing_is_searched_and_the_message_says_so
     assert math.isnan(test["main_score"])
     assert test["closed_book"]["predictions"] is None and test["closed_book"]["top_k"] == 0
     assert any("--prediction-folder" in r.getMessage() for r in caplog.records)
+
+
+TEST_QRELS = "AIR-Bench/qrels-qa_news_en"
+
+
+def _refused(kind: str) -> Exception:
+    """What the installed ``datasets``/``huggingface_hub`` raise when the hub refuses a token the test qrels."""
+    import httpx
+    from datasets.exceptions import DatasetNotFoundError
+    from huggingface_hub.errors import GatedRepoError
+
+    url = f"https://huggingface.co/api/datasets/{TEST_QRELS}"
+    if kind == "private":  # datasets.load: RepositoryNotFoundError -> DatasetNotFoundError
+        return DatasetNotFoundError(f"Dataset '{TEST_QRELS}' doesn't exist on the Hub or cannot be accessed.")
+    if kind == "gated":  # datasets.load: GatedRepoError (403) -> DatasetNotFoundError
+        return DatasetNotFoundError(f"Dataset '{TEST_QRELS}' is a gated dataset on the Hub. Visit the dataset page "
+                                    f"at https://huggingface.co/datasets/{TEST_QRELS} to ask for access.")
+    return GatedRepoError(f"403 Client Error. Cannot access gated repo for url {url}.",  # from a file download
+                          response=httpx.Response(403, request=httpx.Request("GET", url)))
+
+
+def _hub_serving(mirror: Path, folder: Path, test_qrels: Exception, calls: list) -> Any:
+    """``datasets.load_dataset`` as the hub answers a user with a saved token: the mirror's splits as memory-mapped
+    Arrow, and ``test_qrels`` raised for the test qrels."""
+    from datasets import Dataset, load_from_disk
+
+    from tests.closed_book_run import entry, read_jsonl
+
+    news = entry(NEWS_EN)
+
+    def load_dataset(path: str, name: str, *, split: str, revision: str, token: str | None) -> Dataset:
+        calls.append((path, split, token))
+        if (path, split) == news.qrels_location("test"):
+            raise test_qrels
+        saved = folder / f"{path}_{split}".replace("/", "_")
+        if not saved.exists():
+            Dataset.from_list(read_jsonl(mirror_file(mirror, news, (path, split)))).save_to_disk(saved)
+        return load_from_disk(saved)
+
+    return load_dataset
+
+
+def _hub_run(mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test_qrels: Exception,
+             calls: list) -> Any:
+    import datasets
+    import huggingface_hub
+    import mteb
+
+    monkeypatch.delenv("AIRBENCH_MTEB_DATA_DIR", raising=False)  # the hub branch
+    monkeypatch.setattr(huggingface_hub, "get_token", lambda: "hf_saved_by_login")
+    monkeypatch.setattr(datasets, "load_dataset", _hub_serving(mirror, tmp_path / "hub", test_qrels, calls))
+    return mteb.evaluate(mteb.get_model("airbench-mteb/bm25"), mteb.get_tasks(tasks=[NEWS_EN], eval_splits=["dev", "test"]),
+                         cache=None, prediction_folder=tmp_path / "P", show_progress_bar=False)
+
+
+@pytest.mark.parametrize("refusal", ["private", "gated", "gated-file"])
+def test_a_saved_token_refused_the_test_qrels_scores_dev_and_searches_test_closed_book(
+        mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+        refusal: str) -> None:
+    # before: the refusal stopped the whole task with DatasetError, dev scores lost
+    calls: list = []
+    with caplog.at_level(logging.INFO, logger="airbench_mteb"):
+        result = _hub_run(mirror, tmp_path, monkeypatch, _refused(refusal), calls)
+    assert (TEST_QRELS, "qrels_default_test", "hf_saved_by_login") in calls  # the saved token was tried
+
+    scores = result.task_results[0].scores
+    saved = json.loads((tmp_path / "P" / f"{NEWS_EN}_predictions.json").read_text())["default"]
+    qrels = mirror_qrels(mirror, NEWS_EN, "dev")
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(saved["dev"])
+    assert scores["dev"][0]["ndcg_at_10"] == pytest.approx(sum(v["ndcg_cut_10"] for v in per_query.values()) / 12,
+                                                           abs=1e-5)
+    (test,) = scores["test"]
+    assert math.isnan(test["main_score"]) and test["closed_book"]["queries"] == 12
+    assert sorted(saved["test"]) == sorted(mirror_query_ids(mirror, NEWS_EN, "test"))
+    refused = [r.getMessage() for r in caplog.records if "cannot read" in r.getMessage()]
+    assert len(refused) == 1 and TEST_QRELS in refused[0] and "closed-book" in refused[0]
+
+
+def test_an_unreachable_hub_is_still_an_error_not_a_closed_book_split(
+        mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    down = ConnectionError(f"Couldn't reach '{TEST_QRELS}' on the Hub (ConnectError)")
+    with pytest.raises(DatasetError, match=f"{TEST_QRELS}.*Couldn't reach"):
+        _hub_run(mirror, tmp_path, monkeypatch, down, [])

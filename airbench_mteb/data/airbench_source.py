@@ -8,7 +8,7 @@ e.g. ``<root>/AIR-Bench/qa_law_en/AIR-Bench_24.05/corpus_default.jsonl`` and
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -60,6 +60,22 @@ def _hub_token(entry: AirBenchDataset, split: str | None) -> str | None:
     return get_token()
 
 
+class HubAccessDenied(DatasetError):
+    """The hub refused this account a repository: gated without access, or private ("cannot be accessed")."""
+
+
+def _access_denied(error: Exception) -> bool:
+    """Whether ``datasets``/``huggingface_hub`` raised it because the token may not read the repository.
+
+    ``datasets`` turns a gated or private repository (and one that does not exist: the hub answers
+    both alike) into ``DatasetNotFoundError``; an unreachable hub is a ``ConnectionError``.
+    """
+    from datasets.exceptions import DatasetNotFoundError
+    from huggingface_hub.errors import RepositoryNotFoundError  # GatedRepoError is one
+
+    return isinstance(error, (DatasetNotFoundError, RepositoryNotFoundError))
+
+
 def _hub_dataset(entry: AirBenchDataset, location: tuple[str, str], split: str | None = None) -> Any:
     """One hub split as a memory-mapped ``datasets.Dataset`` (downloaded and cached by ``datasets``)."""
     import datasets
@@ -69,12 +85,26 @@ def _hub_dataset(entry: AirBenchDataset, location: tuple[str, str], split: str |
         return datasets.load_dataset(repo, entry.version, split=split_name, revision=entry.revision,
                                      token=_hub_token(entry, split))
     except Exception as error:
-        raise DatasetError(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}",
-                           item_id=entry.task_name) from error
+        kind = HubAccessDenied if _access_denied(error) else DatasetError
+        raise kind(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}",
+                   item_id=entry.task_name) from error
 
 
-def _hub_rows(entry: AirBenchDataset, location: tuple[str, str], split: str | None = None) -> Iterator[dict[str, Any]]:
-    yield from _hub_dataset(entry, location, split)
+def _readable_hub_qrels(entry: AirBenchDataset, split: str) -> Any | None:
+    """The qrels of ``split`` from the hub, or None when they are gated and the token at hand may not read them.
+
+    AIR-Bench's test qrels are private to its maintainers: a user's saved token (``hf auth login``)
+    is refused them, and the split is then closed-book, as it is without a token.
+    """
+    try:
+        return _hub_dataset(entry, entry.qrels_location(split), split)
+    except HubAccessDenied as error:
+        if not entry.is_gated(split):
+            raise
+        logger.warning("%s %s: the hub token on this machine cannot read %s (%s), so this split is closed-book: "
+                       "searched, not scored", entry.task_name, split, entry.qrels_location(split)[0],
+                       error.__cause__)
+        return None
 
 
 def load_corpus(entry: AirBenchDataset, data_dir: Path | None) -> Any:
@@ -108,14 +138,13 @@ def load_queries_and_qrels(entry: AirBenchDataset, split: str, data_dir: Path | 
         qrels = {} if closed_book else read_qrels_jsonl(qrels_file, QRELS_KEYS)
         return read_queries_jsonl(queries_file), qrels, origin
     queries = {}
-    for number, row in enumerate(_hub_rows(entry, queries_at), start=1):
+    for number, row in enumerate(_hub_dataset(entry, queries_at), start=1):
         qid = str(row["id"])
         if qid in queries:
             raise DatasetError("duplicate query id", path="/".join(queries_at), line=number, item_id=qid)
         queries[qid] = row["text"]
-    qrels: Qrels = {}
-    if not closed_book:
-        qrels = qrels_from_rows(enumerate(_hub_rows(entry, qrels_at, split), start=1), "/".join(qrels_at), QRELS_KEYS)
+    rows = None if closed_book else _readable_hub_qrels(entry, split)
+    qrels = {} if rows is None else qrels_from_rows(enumerate(rows, start=1), "/".join(qrels_at), QRELS_KEYS)
     return queries, qrels, {"queries": "/".join(queries_at), "qrels": "/".join(qrels_at)}
 
 
@@ -151,6 +180,8 @@ def fill_mirror(entries: list[AirBenchDataset], root: Path, splits: tuple[str, .
             target = mirror_file(root, entry, location)
             if target.is_file():
                 continue
-            write_jsonl(target, _hub_rows(entry, location, split))
-            written.append(target)
+            rows = _hub_dataset(entry, location) if split is None else _readable_hub_qrels(entry, split)
+            if rows is not None:  # None: qrels the token may not read, left out as closed-book
+                write_jsonl(target, rows)
+                written.append(target)
     return written

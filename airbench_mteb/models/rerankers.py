@@ -13,6 +13,8 @@ search (given candidates are kept).
 from __future__ import annotations
 
 import atexit
+import math
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,8 +29,18 @@ from mteb.models import (
     SearchProtocol,
 )
 
+from airbench_mteb.data.arrow_corpus import missing_ids
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.predictions import Predictions, one_model, predictions_path, read_prediction_folder, read_predictions
+from airbench_mteb.data.predictions import (
+    Predictions,
+    Run,
+    check_same_data,
+    one_model,
+    predictions_path,
+    read_prediction_folder,
+    read_predictions,
+)
+from airbench_mteb.settings import SettingsError
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -68,18 +80,25 @@ def candidates(run: dict[str, dict[str, float]], top_k: int) -> dict[str, list[s
     return {qid: ranking(docs)[:top_k] for qid, docs in run.items()}
 
 
+def check_top_k(top_k: int) -> None:
+    """A re-ranking depth is a whole number of at least 1 (checked before any file is read)."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise SettingsError(f"top_k (--rerank-top-k) must be a whole number of at least 1, got {top_k!r}")
+
+
 class FirstStageReranking:
     """MTEB search model: ``reranker`` re-scores the top ``top_k`` of a first stage's prediction files.
 
     Encoders and cross-encoders see only the candidate documents (their scores do not depend on
     the rest of the corpus); a search model such as BM25 indexes the whole corpus, as its scores do.
+    Whatever the kind, the first stage is checked first (:func:`check_first_stage`), and a plugin
+    task's first stage must come from the data the task reads now (``check_same_data``).
     """
 
     def __init__(self, reranker: Any, first_stage: Path, top_k: int, meta: ModelMeta | None = None) -> None:
         from airbench_mteb.models.embedding_cache import with_embedding_cache
 
-        if top_k < 1:
-            raise ValueError(f"top_k must be positive, got {top_k}")
+        check_top_k(top_k)
         self.reranker = with_embedding_cache(reranker)
         self.first_stage = first_stage
         self.top_k = top_k
@@ -91,20 +110,18 @@ class FirstStageReranking:
               num_proc: int | None = None, **kwargs: Any) -> None:
         self._corpus = corpus
 
-    def _first_stage_candidates(self, task_name: str, hf_subset: str, hf_split: str) -> dict[str, list[str]]:
-        if task_name not in self._loaded:
-            self._loaded[task_name] = read_predictions(predictions_path(self.first_stage, task_name))
-        return candidates(self._loaded[task_name].run(hf_subset, hf_split), self.top_k)
+    def _first_stage_candidates(self, task_metadata: TaskMetadata, hf_subset: str, hf_split: str) -> dict[str, list[str]]:
+        name = task_metadata.name
+        if name not in self._loaded:
+            predictions = read_predictions(predictions_path(self.first_stage, name))
+            if records_data_revision(name):
+                check_same_data(predictions, task_metadata.revision)
+            self._loaded[name] = predictions
+        return candidates(finite_run(self._loaded[name], hf_subset, hf_split), self.top_k)
 
-    def _candidate_corpus(self, top_ranked: dict[str, list[str]], origin: Path) -> Any:
+    def _candidate_corpus(self, top_ranked: dict[str, list[str]]) -> Any:
         positions = {doc_id: i for i, doc_id in enumerate(self._corpus["id"])}
-        wanted: set[int] = set()
-        for qid, doc_ids in top_ranked.items():
-            for doc_id in doc_ids:
-                if doc_id not in positions:
-                    raise DatasetError(f"the first stage ranked document {doc_id!r}, which is not in the corpus",
-                                       path=origin, item_id=qid)
-                wanted.add(positions[doc_id])
+        wanted = {positions[doc_id] for doc_ids in top_ranked.values() for doc_id in doc_ids}
         return self._corpus.select(sorted(wanted))
 
     def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
@@ -114,16 +131,59 @@ class FirstStageReranking:
             raise RuntimeError("FirstStageReranking.search called before index()")
         origin = predictions_path(self.first_stage, task_metadata.name)
         if top_ranked is None:  # not converted with convert_to_reranking: read the first stage here
-            top_ranked = self._first_stage_candidates(task_metadata.name, hf_subset, hf_split)
+            top_ranked = self._first_stage_candidates(task_metadata, hf_subset, hf_split)
+        check_first_stage(top_ranked, queries["id"], self._corpus, origin=origin, where=f"{hf_subset}/{hf_split}")
         search = as_search_model(self.reranker)
         lexical = isinstance(self.reranker, SearchProtocol) and not isinstance(self.reranker, EncoderProtocol)
-        corpus = self._corpus if lexical else self._candidate_corpus(top_ranked, origin)
+        corpus = self._corpus if lexical else self._candidate_corpus(top_ranked)
         context = {"task_metadata": task_metadata, "hf_split": hf_split, "hf_subset": hf_subset,
                    "encode_kwargs": encode_kwargs, "num_proc": num_proc}
         search.index(corpus, **context)
         results = search.search(queries, top_k=min(top_k, self.top_k), top_ranked=top_ranked, **context)
         self._corpus = None
         return results
+
+
+def finite_run(predictions: Predictions, subset: str, split: str) -> Run:
+    """The run of one split of a prediction file, every score a finite number (not a string, null, bool or NaN)."""
+    run = predictions.run(subset, split)
+    for qid, docs in run.items():
+        for doc_id, score in docs.items():
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise DatasetError(f"{subset}/{split}: the score of document {doc_id!r} is {score!r}, not a finite "
+                                   "number", path=predictions.path, item_id=qid)
+    return run
+
+
+def check_first_stage(top_ranked: dict[str, list[str]], query_ids: Iterable[str], corpus: Any, *, origin: Path,
+                      where: str) -> None:
+    """Every query to re-rank has the first stage's candidates, and every candidate is in the corpus.
+
+    Without the first check a query would get an empty ranking (encoders) or a search of the whole
+    corpus (BM25); without the second, BM25 would drop unknown documents without a word.
+    """
+    query_ids = list(query_ids)
+    absent = [qid for qid in query_ids if qid not in top_ranked]
+    if absent:
+        raise DatasetError(f"{where}: the first stage has no ranking for {len(absent)} of the {len(query_ids)} queries "
+                           f"({_first_ids(absent)}); rerun it on this data with --prediction-folder", path=origin)
+    unknown = missing_ids(corpus, (doc_id for qid in query_ids for doc_id in top_ranked[qid]))
+    if unknown:
+        raise DatasetError(f"{where}: the first stage ranked {len(unknown)} documents that are not in the corpus "
+                           f"({_first_ids(unknown)}); it was computed on other data", path=origin)
+
+
+def _first_ids(ids: list[str], shown: int = 5) -> str:
+    more = f", ... {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(map(repr, ids[:shown])) + more
+
+
+def records_data_revision(task_name: str) -> bool:
+    """Whether the task writes the fingerprint of its data into prediction files (the plugin's tasks do,
+    MTEB's own do not: their first stages have nothing to check against)."""
+    import mteb
+
+    return callable(getattr(type(mteb.get_task(task_name)), "pin_data_revision", None))
 
 
 def _load_reranked(model_name: str, revision: str | None = None, *, reranker: ModelMeta, first_stage: str,
@@ -137,8 +197,7 @@ def reranked_model_meta(reranker: ModelMeta, first_stage: Path, top_k: int = RER
     Its name is :func:`reranked_model_name` of both models; its revision joins both revisions and
     ``top<k>``, so re-ranking another first stage or depth never reuses cached results.
     """
-    if top_k < 1:
-        raise ValueError(f"top_k must be positive, got {top_k}")
+    check_top_k(top_k)
     first_name, first_revision = one_model(read_prediction_folder(first_stage))
     name = reranked_model_name(first_name, str(reranker.name))
     revision = f"{first_revision}__{reranker.revision}__top{top_k}"

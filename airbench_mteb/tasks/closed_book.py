@@ -40,25 +40,27 @@ def retrieve_only(task: Any, model: Any, data_split: Any, *, hf_split: str, hf_s
                   prediction_folder: Path | None = None, num_proc: int | None = None) -> dict[str, Any]:
     """Search every query of a split without qrels, save the rankings, and return a scores dict without scores.
 
-    Without ``prediction_folder`` nothing would keep the rankings, so the search is skipped.
+    Without ``prediction_folder`` nothing would keep the rankings, so the search is skipped. The
+    depth recorded is the one kept: a re-ranker keeps its ``--rerank-top-k``, not the task's 1,000.
     """
     queries = data_split["queries"]
-    top_k = task._top_k  # max(k_values), or the depth convert_to_reranking asked for
     where = f"{task.metadata.name} {hf_split}" + ("" if hf_subset == "default" else f" ({hf_subset})")
-    saved = None
+    saved, kept = None, 0
     if prediction_folder is not None:
         search = as_search_model(model)
         context = {"task_metadata": task.metadata, "hf_split": hf_split, "hf_subset": hf_subset,
                    "encode_kwargs": encode_kwargs, "num_proc": num_proc}
         search.index(data_split["corpus"], **context)
-        results = search.search(queries, top_k=top_k, top_ranked=data_split["top_ranked"], **context)
+        # max(k_values), or the depth convert_to_reranking asked for
+        results = search.search(queries, top_k=task._top_k, top_ranked=data_split["top_ranked"], **context)
         task._save_task_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
         saved = str(task._predictions_path(prediction_folder))
+        kept = max((len(docs) for docs in results.values()), default=0)
     hint = _how_to_submit(task, prediction_folder)
     logger.warning("%s: no qrels here, so no scores; %s. Next: %s", where,
-                   f"top {top_k} of {len(queries)} queries saved in {saved}" if saved else "nothing retrieved", hint)
+                   f"top {kept} of {len(queries)} queries saved in {saved}" if saved else "nothing retrieved", hint)
     return {
         task.metadata.main_score: float("nan"),
         CLOSED_BOOK: {"reason": "no qrels available locally", "queries": len(queries),
-                      "top_k": top_k if saved else 0, "predictions": saved, "next": hint},
+                      "top_k": kept, "predictions": saved, "next": hint},
     }
