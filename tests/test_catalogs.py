@@ -92,7 +92,7 @@ def test_a_branch_revision_is_warned_about_once_per_entry() -> None:
 
 # --- user catalogs -------------------------------------------------------------------------------
 
-def _cocktail_folder(folder: Path) -> Path:
+def cocktail_folder(folder: Path) -> Path:
     """A small `generate cocktail`-style folder from real NFCorpus data: 3 queries, their documents and 5 others."""
     qrels = [row for row in csv.reader((NFCORPUS / "qrels" / "test.tsv").open(encoding="utf-8"), delimiter="\t")
              if row[0] in QUERIES]
@@ -113,7 +113,7 @@ def _cocktail_folder(folder: Path) -> Path:
     return folder
 
 
-def _irsc_build(folder: Path) -> Path:
+def irsc_build(folder: Path) -> Path:
     (folder / "irsc").mkdir(parents=True)
     (folder / "irsc" / "manifest.json").write_text(json.dumps({"settings": {"en": {"tasks": {"part": 5}}}}))
     return folder
@@ -127,9 +127,9 @@ def _run(args: list[str], catalog: Path) -> subprocess.CompletedProcess:
 def test_one_broken_entry_per_family_leaves_every_other_task_registered(tmp_path: Path) -> None:
     airbench = packaged_airbench_entries()[0].model_dump(mode="json")
     airbench.update(version="mine", data_dir=str(tmp_path))
-    cocktail = {"family": "cocktail", "task_name": "MyRewrites", "data_dir": str(_cocktail_folder(tmp_path / "c")),
+    cocktail = {"family": "cocktail", "task_name": "MyRewrites", "data_dir": str(cocktail_folder(tmp_path / "c")),
                 "sources": {"human": "human", "llm": LLM}, "splits": ["test"]}
-    irsc = {"family": "irsc", "suffix": "mine", "data_dir": str(_irsc_build(tmp_path / "b"))}
+    irsc = {"family": "irsc", "suffix": "mine", "data_dir": str(irsc_build(tmp_path / "b"))}
     broken = [
         {**airbench, "version": "other", "task_type": "quiz"},  # malformed
         {**cocktail, "task_name": "Gone", "data_dir": str(tmp_path / "gone")},  # folder missing
@@ -158,13 +158,13 @@ def test_register_dataset_takes_an_irsc_build_and_updates_it_when_registered_aga
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     catalog = tmp_path / "catalog.json"
     monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(catalog))
-    build = _irsc_build(tmp_path / "build")
+    build = irsc_build(tmp_path / "build")
     assert cli.main(["register-dataset", str(build), "--name", "v2"]) == 0
     assert cli.main(["register-dataset", str(build), "--name", "v2"]) == 0  # the same folder: an update
     assert "IRSCQueryRetrieval_v2" in capsys.readouterr().out
     assert [e.task_names for e in user_catalog().irsc] == [tuple(f"{t.name}_v2" for t in irsc_catalog().tasks)]
     assert len(json.loads(catalog.read_text())["datasets"]) == 1
-    other = _irsc_build(tmp_path / "other")
+    other = irsc_build(tmp_path / "other")
     assert cli.main(["register-dataset", str(other), "--name", "v2"]) == 2
     assert "'IRSCQueryRetrieval_v2' is already registered for" in capsys.readouterr().err
     assert cli.main(["register-dataset", str(other), "--name", "IRSC"]) == 0  # IRSCQueryRetrieval_IRSC: no clash
@@ -207,7 +207,7 @@ def test_a_cocktail_folder_may_not_take_a_packaged_name_and_needs_its_manifest(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     catalog = tmp_path / "catalog.json"
     monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(catalog))
-    folder = _cocktail_folder(tmp_path / "nf")
+    folder = cocktail_folder(tmp_path / "nf")
     assert cli.main(["register-dataset", str(folder), "--name", "CocktailNFCorpus"]) == 2
     assert "'CocktailNFCorpus' is the name of a built-in co*cktail task; pass another --name" in capsys.readouterr().err
     assert not catalog.exists()
@@ -217,7 +217,7 @@ def test_a_cocktail_folder_may_not_take_a_packaged_name_and_needs_its_manifest(
 
 
 def test_the_irsc_manifest_is_read_once_per_version_of_the_file(tmp_path: Path) -> None:
-    root = _irsc_build(tmp_path) / "irsc"
+    root = irsc_build(tmp_path) / "irsc"
     first = read_manifest(root)
     assert read_manifest(root) is first
     (root / "manifest.json").write_text(json.dumps({"settings": {"zh": {"tasks": {"keyword": 3}}}}))
@@ -226,7 +226,7 @@ def test_the_irsc_manifest_is_read_once_per_version_of_the_file(tmp_path: Path) 
 
 def test_a_generated_cocktail_folder_registers_lists_and_runs(tmp_path: Path) -> None:
     """The done-when path of issue 11: register-dataset, (mteb's and our) available-tasks and run, all as commands."""
-    folder = _cocktail_folder(tmp_path / "nf-small")
+    folder = cocktail_folder(tmp_path / "nf-small")
     catalog = tmp_path / "catalog.json"
     done = _run([str(BIN / "airbench-mteb"), "register-dataset", str(folder)], catalog)
     assert done.returncode == 0, done.stderr
@@ -250,3 +250,83 @@ def test_a_generated_cocktail_folder_registers_lists_and_runs(tmp_path: Path) ->
     expected = sum(q["ndcg_cut_1"] for q in per_query.values()) / len(qrels)
     assert by_subset["human"]["ndcg_at_1"] == pytest.approx(expected, abs=1e-5)
     assert 0 < expected
+
+
+# --- issue 18: register-dataset refuses what the catalog cannot keep -----------------------------
+
+def test_a_user_catalog_path_that_is_a_folder_is_an_error_naming_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    folder_catalog = tmp_path / "catalog.json"
+    folder_catalog.mkdir()
+    monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(folder_catalog))
+    assert cli.main(["register-dataset", str(cocktail_folder(tmp_path / "nf"))]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"{folder_catalog}: is a folder; point AIRBENCH_MTEB_CATALOG at the catalog's JSON file")
+    assert len(err.splitlines()) == 1 and not list(folder_catalog.iterdir())
+    with pytest.warns(UserWarning, match=f"none of the datasets in the user catalog is registered: {folder_catalog}: "
+                                         "is a folder"):
+        assert user_catalog().cocktail == ()
+
+
+@pytest.mark.parametrize("family", ["cocktail", "irsc"])
+def test_registering_a_folder_under_a_second_name_needs_replace(
+        family: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    catalog = tmp_path / "catalog.json"
+    monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(catalog))
+    folder = cocktail_folder(tmp_path / "nf") if family == "cocktail" else irsc_build(tmp_path / "build")
+    first, second = ("First", "Second") if family == "cocktail" else ("IRSCQueryRetrieval_first", "IRSCQueryRetrieval_second")
+    assert cli.main(["register-dataset", str(folder), "--name", "First" if family == "cocktail" else "first"]) == 0
+    assert cli.main(["register-dataset", str(folder), "--name", "Second" if family == "cocktail" else "second"]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder.resolve()}: already registered as {first}" in err and f"--replace to register it as {second}" in err
+    names = [name for e in (*user_catalog().cocktail, *user_catalog().irsc) for name in e.task_names]
+    assert first in names and second not in names
+    assert cli.main(["register-dataset", str(folder), "--name", "Second" if family == "cocktail" else "second",
+                     "--replace"]) == 0
+    names = [name for e in (*user_catalog().cocktail, *user_catalog().irsc) for name in e.task_names]
+    assert second in names and first not in names and len(json.loads(catalog.read_text())["datasets"]) == 1
+
+
+@pytest.mark.parametrize("manifest, culprit", [
+    ({"settings": {"en": {"tasks": {"part": -5}}}}, "settings.en.tasks.part': Input should be greater than or equal to 0"),
+    ({"settings": {"en": {"tasks": {"paragraph": 5}}}}, "settings.en.tasks.paragraph.[key]': Input should be 'query'"),
+    ({"settings": {"fr": {"tasks": {"part": 5}}}}, "settings.fr.[key]': Input should be 'en'"),
+    ({"settings": {"en": {"tasks": {"part": "5"}}}}, "settings.en.tasks.part': Input should be a valid integer"),
+    ({"settings": {"en": {"tasks": {}}}}, "settings.en.tasks'"),
+    ({"settings": {"en": ["part"]}}, "settings.en'"),
+    ({"settings": {}}, "field 'settings'"),
+    ({"seed": 3}, "field 'settings': Field required"),
+    ({"settings": {"en": {"tasks": {"part": 5}}}, "skipped": [{"setting": "zh"}]}, "field 'skipped.0.task'"),
+    (["settings"], "the IRSC manifest is malformed"),
+])
+def test_an_irsc_manifest_is_checked_at_registration_as_the_tasks_read_it(
+        manifest: object, culprit: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    catalog = tmp_path / "catalog.json"
+    monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(catalog))
+    build = irsc_build(tmp_path / "build")
+    (build / "irsc" / "manifest.json").write_text(json.dumps(manifest))
+    assert cli.main(["register-dataset", str(build)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{build / 'irsc' / 'manifest.json'}: the IRSC manifest is malformed" in err and culprit in err, err
+    assert len(err.splitlines()) == 1 and not catalog.exists()
+    with pytest.raises(DatasetError, match="the IRSC manifest is malformed"):
+        read_manifest(build / "irsc")  # what the tasks read
+
+
+@pytest.mark.parametrize("change, culprit", [
+    ({"sources": "llama-2-7b-chat-tmp0.2"}, '"sources" must be an object {label: description}'),
+    ({"sources": ["llama-2-7b-chat-tmp0.2"]}, '"sources" must be an object'),
+    ({"sources": {}}, '"sources" must be an object'),
+    ({"reference": ["human"]}, '"reference" must be the label of the reference source'),
+])
+def test_a_cocktail_manifest_of_the_wrong_shape_says_what_is_due(
+        change: dict, culprit: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("AIRBENCH_MTEB_CATALOG", str(tmp_path / "catalog.json"))
+    folder = cocktail_folder(tmp_path / "nf")
+    manifest = json.loads((folder / "cocktail.json").read_text()) | change
+    (folder / "cocktail.json").write_text(json.dumps(manifest))
+    assert cli.main(["register-dataset", str(folder)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{folder / 'cocktail.json'}: {culprit}" in err and len(err.splitlines()) == 1, err

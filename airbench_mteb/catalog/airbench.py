@@ -7,11 +7,12 @@ from typing import Literal
 
 from mteb.abstasks.task_metadata import TaskDomain
 from mteb.types import Licenses
-from pydantic import Field, NonNegativeInt
+from pydantic import Field, NonNegativeInt, model_validator
 
 from airbench_mteb.catalog.entries import (
     CatalogEntry,
     LanguageScript,
+    check_task_name,
     packaged_catalog,
 )
 
@@ -56,6 +57,11 @@ class AirBenchEntry(CatalogEntry):
     # Set for datasets built locally (``generate airbench`` + ``register-dataset``): their mirror root.
     data_dir: str | None = None
 
+    @model_validator(mode="after")
+    def _usable_task_name(self) -> AirBenchEntry:
+        check_task_name(self.task_name)  # it is made of version, task type, domain, language and dataset
+        return self
+
     @property
     def task_name(self) -> str:
         """``<version>_<hub repo>[_<dataset>]``, e.g. ``AIR-Bench_24.05_qa_law_en``."""
@@ -65,6 +71,11 @@ class AirBenchEntry(CatalogEntry):
     @property
     def hub_repo(self) -> str:
         return f"{self.task_type}_{self.domain}_{self.language}"
+
+    @property
+    def benchmark_names(self) -> tuple[str, str]:
+        """The benchmarks of a packaged entry: its version's and its version's and task type's."""
+        return self.version, f"{self.version}_{self.task_type}"
 
     @property
     def is_long_doc(self) -> bool:
@@ -101,6 +112,11 @@ class AirBenchEntry(CatalogEntry):
 def packaged_airbench_entries() -> tuple[AirBenchEntry, ...]:
     """``catalog/airbench.json``, every entry validated."""
     return packaged_catalog(AirBenchEntry, "airbench.json", airbench_task_name)
+
+
+def official_versions() -> frozenset[str]:
+    """The AIR-Bench releases (e.g. ``AIR-Bench_24.05``): their benchmarks hold the packaged datasets only."""
+    return frozenset(entry.version for entry in packaged_airbench_entries())
 
 
 def airbench_task_name(item: object) -> str | None:

@@ -15,9 +15,10 @@ from mteb.abstasks.task_metadata import AnnotatorType, TaskDomain, TaskSubtype
 from mteb.types import Licenses
 from pydantic import AfterValidator, BeforeValidator, Field, NonNegativeInt, PlainSerializer
 
-from airbench_mteb.catalog.entries import TASK_NAME, CatalogEntry, packaged_catalog
+from airbench_mteb.catalog.entries import CatalogEntry, TaskName, packaged_catalog
 from airbench_mteb.data.cocktail_source import settings_of
 
+COCKTAIL_BENCHMARK = "Cocktail"  # the benchmark of the packaged datasets
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -53,7 +54,7 @@ class CocktailEntry(CatalogEntry):
     """One co*cktail dataset: an entry of ``catalog/cocktail.json``."""
 
     name: str  # hub repo, zip and folder name, e.g. "nfcorpus"
-    task_name: str = Field(pattern=TASK_NAME)
+    task_name: TaskName
     title: str
     md5: str = Field(pattern=r"^[0-9a-f]{32}$")
     domain: str

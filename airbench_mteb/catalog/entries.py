@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from mteb.languages import check_language_code
@@ -19,7 +21,9 @@ LOCAL_REVISION = "local"
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _warned_unpinned: set[str] = set()
 
-TASK_NAME = r"^[A-Za-z0-9_.-]+$"
+# A task name becomes a file name (results, predictions, statistics) and a command-line argument.
+NAME_RULE = "ASCII letters, digits, '_', '-' and '.', starting with a letter or digit, at most 200 characters"
+_TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 
 Entry = TypeVar("Entry", bound=BaseModel)
 
@@ -32,6 +36,20 @@ def _language_script(code: str) -> str:
 
 
 LanguageScript = Annotated[str, AfterValidator(_language_script)]  # e.g. "eng-Latn", as MTEB's eval_langs
+
+
+def check_task_name(name: str) -> str:
+    """``name`` if every family may give it to a task (see ``NAME_RULE``).
+
+    Raises:
+        ValueError: naming ``name`` and the rule (pydantic validators turn it into a field error).
+    """
+    if not _TASK_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not allowed: a task name holds {NAME_RULE}")
+    return name
+
+
+TaskName = Annotated[str, AfterValidator(check_task_name)]
 
 
 def task_name_part(text: str) -> str:
@@ -64,9 +82,26 @@ def parse_entry(model: type[Entry], item: Any, origin: str, label: str) -> Entry
     try:
         return model.model_validate(item)
     except ValidationError as error:
-        problems = "; ".join(f"field {'.'.join(map(str, e['loc'])) or '(entry)'!r}: {e['msg']}"
-                             for e in error.errors())
+        problems = "; ".join(_problem(e["loc"], e["msg"]) for e in error.errors())
         raise DatasetError(f"{label} is malformed: {problems}", path=origin) from None
+
+
+def _problem(location: tuple[Any, ...], message: str) -> str:
+    """One validation error: the field at fault (none for a check of the whole entry) and what is wrong."""
+    message = message.removeprefix("Value error, ")
+    return f"field {'.'.join(map(str, location))!r}: {message}" if location else message
+
+
+@contextmanager
+def readable(path: Path) -> Iterator[None]:
+    """Read ``path`` inside: a file that cannot be read at all (a folder, no permission, not UTF-8) is a
+    DatasetError naming it, like a malformed one."""
+    try:
+        yield
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"not valid UTF-8 ({error.reason} at byte {error.start})", path=path) from None
+    except OSError as error:
+        raise DatasetError(f"cannot be read: {error.strerror or error}", path=path) from None
 
 
 def catalog_items(text: str, origin: str, key: str = "datasets") -> tuple[dict[str, Any], list[Any]]:

@@ -8,26 +8,31 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Literal, get_args
+from pathlib import Path
+from typing import Any, Literal, get_args
 
 from mteb.types import Licenses
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from airbench_mteb.catalog.entries import (
-    TASK_NAME,
     CatalogEntry,
+    TaskName,
     catalog_items,
     check_unique,
     entry_label,
     parse_entry,
+    readable,
     warn_if_unpinned,
 )
+from airbench_mteb.data.files import read_json
 
+IRSC_BENCHMARK = "IRSC"  # the benchmark of the packaged tasks
 QueryType = Literal["query", "title", "part", "keyword", "summary"]
 Language = Literal["en", "zh"]
+Setting = Literal["en", "zh", "mixed", "c2e", "e2c"]
 TASKS: tuple[str, ...] = get_args(QueryType)
 LANGUAGES: tuple[str, ...] = get_args(Language)
-SETTINGS = ("en", "zh", "mixed", "c2e", "e2c")
+SETTINGS: tuple[str, ...] = get_args(Setting)
 # cross-lingual setting -> (language of the source queries and of the corpus, language queries are translated to)
 CROSS_SETTINGS = {"c2e": ("en", "zh"), "e2c": ("zh", "en")}
 # query types an LLM writes (the others come from the source or from the paragraph itself)
@@ -57,7 +62,7 @@ class IRSCTaskEntry(CatalogEntry):
     """One of the five IRSC tasks: its query type and how it is described."""
 
     type: QueryType
-    name: str = Field(pattern=TASK_NAME)
+    name: TaskName
     label: str
     description: str
     paper_datasets: tuple[str, ...]
@@ -118,3 +123,39 @@ def read_irsc_catalog(text: str, origin: str) -> IRSCCatalog:
     }, origin, "the catalog's header")
     check_unique([task.name for task in catalog.tasks], origin)
     return catalog
+
+
+# --- the manifest of a build (``<build>/irsc/manifest.json``, written by ``generate irsc``) ----------
+
+class _ManifestPart(BaseModel):
+    """What the tasks read of a manifest, with JSON's types as they are (no "5" for 5); other keys are provenance."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+
+
+class BuiltSetting(_ManifestPart):
+    tasks: dict[QueryType, NonNegativeInt] = Field(min_length=1)  # query type -> number of queries
+
+
+class SkippedPart(_ManifestPart):
+    setting: Setting
+    task: QueryType
+    reason: str
+
+
+class IRSCManifest(_ManifestPart):
+    settings: dict[Setting, BuiltSetting] = Field(min_length=1)
+    skipped: list[SkippedPart] = Field(default_factory=list)
+
+
+def read_irsc_manifest(path: Path) -> dict[str, Any]:
+    """A build's manifest, checked to hold what the tasks read (built settings, their tasks and sizes, what was
+    skipped and why); returned as read.
+
+    Raises:
+        DatasetError: naming the file and every field at fault.
+    """
+    with readable(path):
+        manifest = read_json(path)
+    parse_entry(IRSCManifest, manifest, str(path), "the IRSC manifest")
+    return manifest

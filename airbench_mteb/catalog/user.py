@@ -7,42 +7,55 @@ Every entry names its ``family``:
 * ``cocktail``: a co*cktail-style multi-source folder (``generate cocktail``), one source-bias task;
 * ``irsc``: an IRSC build (``<data_dir>/irsc/manifest.json``), the five IRSC tasks with a name suffix.
 
+Official names stay official: a user's entry may not take an official AIR-Bench version (its
+benchmarks are fixed lists of the packaged datasets), the name of a packaged task or of any
+benchmark mteb knows; every task name follows ``entries.NAME_RULE``. The same checks
+(:func:`naming_problem`) refuse an entry at registration and skip it when the catalog is read.
+
 Reading never fails because of one entry: a broken one (malformed, unknown family, folder gone,
-task name taken) is skipped with one warning naming the file, the entry number and the reason,
-and every other task registers.
+name not allowed or taken) is skipped with one warning naming the file, the entry number and the
+reason, and every other task registers.
 """
 
 from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from mteb.types import Licenses
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from airbench_mteb.catalog.airbench import AirBenchEntry, airbench_task_name, packaged_airbench_entries
-from airbench_mteb.catalog.cocktail import Sources, cocktail_entries
+from airbench_mteb.catalog.airbench import (
+    AirBenchEntry,
+    airbench_task_name,
+    official_versions,
+    packaged_airbench_entries,
+)
+from airbench_mteb.catalog.cocktail import COCKTAIL_BENCHMARK, Sources, cocktail_entries
 from airbench_mteb.catalog.entries import (
     LOCAL_REVISION,
-    TASK_NAME,
     CatalogEntry,
     LanguageScript,
+    TaskName,
     catalog_items,
+    check_task_name,
     entry_label,
     parse_entry,
+    readable,
     task_name_part,
     warn_if_unpinned,
 )
-from airbench_mteb.catalog.irsc import irsc_catalog
+from airbench_mteb.catalog.irsc import IRSC_BENCHMARK, irsc_catalog, read_irsc_manifest
+from airbench_mteb.data.airbench_source import split_files
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, read_json
 from airbench_mteb.data.fingerprint import files_fingerprint
-from airbench_mteb.settings import current_settings
+from airbench_mteb.settings import USER_CATALOG_ENV, current_settings, current_user_catalog
 
 AIRBENCH_ENTRY_FILE = "catalog_entry.json"  # written by `generate airbench`
 COCKTAIL_MANIFEST = "cocktail.json"  # written by `generate cocktail`
@@ -53,7 +66,7 @@ class CocktailFolderEntry(CatalogEntry):
     """A co*cktail-style folder (``corpus/<source>.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``)."""
 
     family: Literal["cocktail"] = "cocktail"
-    task_name: str = Field(pattern=TASK_NAME)
+    task_name: TaskName
     data_dir: str
     sources: Sources
     splits: tuple[str, ...] = Field(min_length=1)
@@ -70,10 +83,16 @@ class IRSCBuildEntry(CatalogEntry):
     """An IRSC build folder; its tasks are the packaged five, named ``<packaged name>_<suffix>``."""
 
     family: Literal["irsc"] = "irsc"
-    suffix: str = Field(pattern=TASK_NAME)
+    suffix: TaskName
     data_dir: str  # holds irsc/manifest.json
     license: Licenses = "not specified"
     revision: str = LOCAL_REVISION
+
+    @model_validator(mode="after")
+    def _usable_task_names(self) -> IRSCBuildEntry:
+        for name in self.task_names:
+            check_task_name(name)
+        return self
 
     def task_name(self, packaged_name: str) -> str:
         return f"{packaged_name}_{self.suffix}"
@@ -108,6 +127,44 @@ def packaged_task_names() -> dict[str, str]:
             **{task.name: "IRSC" for task in irsc_catalog().tasks}}
 
 
+def benchmark_names() -> frozenset[str]:
+    """The name and aliases of every benchmark ``mteb.get_benchmark`` knows: mteb's own and the plugin's.
+
+    The plugin's come from its catalogs, so they are known before the plugin adds its benchmarks to mteb.
+    """
+    import mteb
+
+    known = {name for benchmark in mteb.get_benchmarks() for name in (benchmark.name, *(benchmark.aliases or ()))}
+    plugin = {name for entry in packaged_airbench_entries() for name in entry.benchmark_names}
+    return frozenset(known | plugin | {COCKTAIL_BENCHMARK, IRSC_BENCHMARK})
+
+
+def reserved_names() -> dict[str, str]:
+    """Every name a user's task may not take -> what holds it: the packaged tasks and every benchmark."""
+    return {**{name: f"a benchmark (mteb.get_benchmark({name!r}))" for name in benchmark_names()},
+            **{name: f"a built-in {family} task" for name, family in packaged_task_names().items()}}
+
+
+def naming_problem(entry: UserEntry, taken: Mapping[str, str]) -> str | None:
+    """Why ``entry`` may not have its task names, or None.
+
+    An AIR-Bench entry may not claim an official version; no name may be one of ``taken`` (a name ->
+    what holds it, e.g. :func:`reserved_names`). The characters of a name are checked when an entry is
+    validated (``entries.check_task_name``).
+    """
+    if isinstance(entry, AirBenchEntry) and entry.version in official_versions():
+        return (f"version {entry.version!r} is an official AIR-Bench release, whose benchmarks hold the packaged "
+                f"datasets only; give your dataset a version of its own in its {AIRBENCH_ENTRY_FILE}")
+    clash = next((name for name in task_names(entry) if name in taken), None)
+    return None if clash is None else f"{clash!r} is the name of {taken[clash]}; {_rename_hint(entry)}"
+
+
+def _rename_hint(entry: UserEntry) -> str:
+    if isinstance(entry, AirBenchEntry):
+        return f"give the dataset another version or name in its {AIRBENCH_ENTRY_FILE}"
+    return "pass another --name"
+
+
 def parse_user_entry(item: Any, number: int, origin: str) -> UserEntry:
     """One user catalog item as its family's entry.
 
@@ -138,23 +195,36 @@ def check_data_present(entry: UserEntry, label: str, origin: str) -> None:
         raise DatasetError(f"{label}: {what} missing", path=origin)
 
 
+def read_catalog_items(path: Path) -> list[Any]:
+    """The items of the user catalog at ``path``; none when there is no file.
+
+    Raises:
+        DatasetError: naming ``path`` when it is a folder or another non-regular file, unreadable or not a catalog.
+    """
+    if not path.exists():
+        return []
+    if not path.is_file():
+        kind = "a folder" if path.is_dir() else "not a regular file"
+        raise DatasetError(f"is {kind}; point {USER_CATALOG_ENV} at the catalog's JSON file", path=path)
+    with readable(path):
+        text = path.read_text(encoding="utf-8")
+    return catalog_items(text, str(path))[1]
+
+
 def user_catalog() -> UserCatalog:
     """The usable entries of the user's catalog, read again only when the file changes."""
-    path = current_settings().user_catalog
+    path = current_user_catalog()  # not every setting: registration must not fail on another variable
     return _read_user_catalog(path, files_fingerprint([path]))
 
 
 @cache
 def _read_user_catalog(path: Path, fingerprint: str) -> UserCatalog:
-    if not path.is_file():
-        return UserCatalog()
     try:
-        _, items = catalog_items(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError, DatasetError) as error:
-        reason = error if isinstance(error, DatasetError) else DatasetError(str(error), path=path)
-        warnings.warn(f"airbench-mteb: none of the datasets in the user catalog is registered: {reason}", stacklevel=3)
+        items = read_catalog_items(path)
+    except DatasetError as error:
+        warnings.warn(f"airbench-mteb: none of the datasets in the user catalog is registered: {error}", stacklevel=3)
         return UserCatalog()
-    taken = set(packaged_task_names())
+    taken = reserved_names() if items else {}  # mteb's benchmarks cost a import: only when there is an entry
     usable: list[UserEntry] = []
     for number, item in enumerate(items, start=1):
         try:
@@ -163,14 +233,13 @@ def _read_user_catalog(path: Path, fingerprint: str) -> UserCatalog:
         except DatasetError as error:
             warnings.warn(f"airbench-mteb: skipped: {error}", stacklevel=3)
             continue
-        names = task_names(entry)
-        clash = next((name for name in names if name in taken), None)
-        if clash is not None:
-            warnings.warn(f"airbench-mteb: skipped entry {number} of {path}: task name {clash!r} is already taken",
-                          stacklevel=3)
+        problem = naming_problem(entry, taken)
+        if problem is not None:
+            warnings.warn(f"airbench-mteb: skipped entry {number} of {path} ({', '.join(task_names(entry))}): "
+                          f"{problem}", stacklevel=3)
             continue
-        warn_if_unpinned(entry.revision, f"entry {number} of {path} ({', '.join(names)})")
-        taken.update(names)
+        warn_if_unpinned(entry.revision, f"entry {number} of {path} ({', '.join(task_names(entry))})")
+        taken.update(dict.fromkeys(task_names(entry), f"entry {number} of the user catalog"))
         usable.append(entry)
     return UserCatalog(airbench=tuple(e for e in usable if isinstance(e, AirBenchEntry)),
                        cocktail=tuple(e for e in usable if isinstance(e, CocktailFolderEntry)),
@@ -184,14 +253,43 @@ def airbench_entries() -> tuple[AirBenchEntry, ...]:
 
 # --- registering a folder -----------------------------------------------------------------------
 
+def _json_object(path: Path, what: str) -> Mapping[str, Any]:
+    """The JSON object in ``path``; DatasetError naming it when it is unreadable, malformed or no object."""
+    with readable(path):
+        value = read_json(path)
+    if not isinstance(value, Mapping):
+        raise DatasetError(f"not {what} (a JSON object is due, got {type(value).__name__})", path=path)
+    return value
+
+
 def airbench_folder_entry(folder: Path) -> AirBenchEntry:
-    """The entry of a ``generate airbench`` output: its ``catalog_entry.json``, reading ``folder``."""
+    """The entry of a ``generate airbench`` output: its ``catalog_entry.json``, reading ``folder``.
+
+    Raises:
+        DatasetError: a malformed entry, or a corpus or queries file of its splits missing in ``folder``.
+    """
     entry_file = folder / AIRBENCH_ENTRY_FILE
-    item = read_json(entry_file)
-    if not isinstance(item, Mapping):
-        raise DatasetError("not a catalog entry (a JSON object)", path=entry_file)
+    item = _json_object(entry_file, "a catalog entry")
     fields = {**item, "data_dir": str(folder.resolve())}
-    return parse_entry(AirBenchEntry, fields, str(entry_file), f"the entry {airbench_task_name(fields) or ''}")
+    entry = parse_entry(AirBenchEntry, fields, str(entry_file), f"the entry {airbench_task_name(fields) or ''}")
+    missing = next((file for file in split_files(entry, entry.splits, folder) if not file.is_file()), None)
+    if missing is not None:
+        raise DatasetError(f"missing, but the splits of {AIRBENCH_ENTRY_FILE} ({', '.join(entry.splits)}) read it",
+                           path=missing)
+    return entry
+
+
+def cocktail_source_labels(manifest_file: Path) -> list[str]:
+    """The labels of a ``generate cocktail`` output's sources from its manifest, the reference source first."""
+    manifest = _json_object(manifest_file, "a `generate cocktail` manifest")
+    reference, sources = manifest.get("reference"), manifest.get("sources")
+    if not isinstance(reference, str):
+        raise DatasetError(f'"reference" must be the label of the reference source (a string such as "human"), '
+                           f"got {reference!r}", path=manifest_file)
+    if not isinstance(sources, Mapping) or not sources:
+        raise DatasetError(f'"sources" must be an object {{label: description}} with one key per LLM source '
+                           f"(its corpus is corpus/<label>.jsonl), got {json.dumps(sources)[:60]}", path=manifest_file)
+    return [reference, *sources]
 
 
 def cocktail_folder_entry(folder: Path, name: str | None = None) -> CocktailFolderEntry:
@@ -200,25 +298,25 @@ def cocktail_folder_entry(folder: Path, name: str | None = None) -> CocktailFold
     The task is named ``name``, else ``Cocktail_<folder name>``; its splits are those with qrels.
     """
     manifest_file = folder / COCKTAIL_MANIFEST
-    manifest = read_json(manifest_file)
-    try:
-        labels = [manifest["reference"], *manifest["sources"]]
-    except (KeyError, TypeError) as error:
-        raise DatasetError(f"not a `generate cocktail` manifest (no {error})", path=manifest_file) from None
-    for label in labels:
-        if not (folder / "corpus" / f"{label}.jsonl").is_file():
-            raise DatasetError(f"the corpus file of source {label!r} is missing", path=folder / "corpus" / f"{label}.jsonl")
+    labels = cocktail_source_labels(manifest_file)
+    needed = {folder / "corpus" / f"{label}.jsonl": f"the corpus file of source {label!r}" for label in labels}
+    for path, what in {**needed, folder / "queries.jsonl": "the queries file"}.items():
+        if not path.is_file():
+            raise DatasetError(f"{what} is missing", path=path)
     splits = sorted(split.stem for split in (folder / "qrels").glob("*.tsv"))
     if not splits:
         raise DatasetError("no qrels/<split>.tsv: nothing to evaluate", path=folder / "qrels")
-    fields = {"task_name": name or "Cocktail_" + task_name_part(folder.name), "data_dir": str(folder.resolve()),
-              "sources": {label: label for label in labels}, "splits": splits}
+    fields = {"task_name": "Cocktail_" + task_name_part(folder.resolve().name) if name is None else name,
+              "data_dir": str(folder.resolve()), "sources": {label: label for label in labels}, "splits": splits}
     return parse_entry(CocktailFolderEntry, fields, str(manifest_file), f"the task of {folder}")
 
 
 def irsc_build_entry(folder: Path, name: str | None = None) -> IRSCBuildEntry:
-    """The IRSC tasks of a build folder, named ``<IRSC task>_<name or folder name>``."""
-    fields = {"suffix": name or task_name_part(folder.resolve().name), "data_dir": str(folder.resolve())}
+    """The IRSC tasks of a build folder, named ``<IRSC task>_<name or folder name>``; its manifest is read as
+    the tasks read it."""
+    read_irsc_manifest(folder / IRSC_MANIFEST)
+    fields = {"suffix": task_name_part(folder.resolve().name) if name is None else name,
+              "data_dir": str(folder.resolve())}
     return parse_entry(IRSCBuildEntry, fields, str(folder / IRSC_MANIFEST), f"the tasks of {folder}")
 
 
@@ -229,14 +327,16 @@ def folder_entry(folder: Path, name: str | None = None) -> UserEntry:
         DatasetError: a folder that is none of these, a malformed description, or ``name`` for an
             AIR-Bench dataset (its name comes from its catalog entry).
     """
-    if (folder / AIRBENCH_ENTRY_FILE).is_file():
+    if not folder.is_dir():
+        raise DatasetError("not a folder" if folder.exists() else "no such folder", path=folder)
+    if (folder / AIRBENCH_ENTRY_FILE).exists():
         if name is not None:
             raise DatasetError("an AIR-Bench dataset is named by its catalog entry (version, task type, domain, "
-                               "language, dataset): edit those instead of passing a name", path=folder / AIRBENCH_ENTRY_FILE)
+                               "language, dataset): edit those instead of passing --name", path=folder / AIRBENCH_ENTRY_FILE)
         return airbench_folder_entry(folder)
-    if (folder / COCKTAIL_MANIFEST).is_file():
+    if (folder / COCKTAIL_MANIFEST).exists():
         return cocktail_folder_entry(folder, name)
-    if (folder / IRSC_MANIFEST).is_file():
+    if (folder / IRSC_MANIFEST).exists():
         return irsc_build_entry(folder, name)
     raise DatasetError(f"not a generated dataset: no {AIRBENCH_ENTRY_FILE} (`generate airbench`), "
                        f"{COCKTAIL_MANIFEST} (`generate cocktail`) or {IRSC_MANIFEST} (`generate irsc`)", path=folder)
@@ -247,40 +347,39 @@ def _as_item(entry: UserEntry) -> dict[str, Any]:
         else entry.model_dump(mode="json")
 
 
-def _rename_hint(entry: UserEntry) -> str:
-    if isinstance(entry, AirBenchEntry):
-        return f"give the dataset another version or name in its {AIRBENCH_ENTRY_FILE}"
-    return "pass another --name"
-
-
 def register_user_entry(entry: UserEntry, *, owner_of: Callable[[str], str | None] = lambda _: None,
                         replace: bool = False) -> Path:
     """Add ``entry`` to the user catalog and return the catalog's path.
 
-    Registering the same folder again updates its entry. A name already registered for another
-    folder is refused unless ``replace``; a name of a packaged task, or one ``owner_of`` (task name
-    -> who defines that task, e.g. mteb's registry) knows, is always refused. Entries of the file
-    that cannot be read are kept as they are.
+    Registering the same folder again under the same names updates its entry. Refused unless ``replace``:
+    a name already registered for another folder, and a folder already registered under other names
+    (``replace`` then renames it). Always refused: what :func:`naming_problem` refuses, and a name
+    ``owner_of`` (task name -> who defines that task, e.g. mteb's registry) knows. Entries of the
+    file that cannot be read are kept as they are.
 
     Raises:
-        DatasetError: an unreadable user catalog, or a clashing task name.
+        DatasetError: an unusable user catalog, or a name the entry may not have.
     """
     path = current_settings().user_catalog
-    raw = catalog_items(path.read_text(encoding="utf-8"), str(path))[1] if path.is_file() else []
+    raw = read_catalog_items(path)
     registered = [_parsed_or_none(item, number, str(path)) for number, item in enumerate(raw, start=1)]
-    folder, names, rename = Path(entry.data_dir or ""), task_names(entry), _rename_hint(entry)
-    packaged = packaged_task_names()
+    folder, names = Path(entry.data_dir or ""), task_names(entry)
+    problem = naming_problem(entry, reserved_names())
+    if problem is not None:
+        raise DatasetError(problem, path=folder)
     for name in names:
-        if name in packaged:
-            raise DatasetError(f"{name!r} is the name of a built-in {packaged[name]} task; {rename}", path=folder)
         holder = next((e for e in registered if e is not None and name in task_names(e)), None)
         owner = owner_of(name) if holder is None else None
         if owner is not None:
-            raise DatasetError(f"{name!r} is already the name of a task ({owner}); {rename}", path=folder)
+            raise DatasetError(f"{name!r} is already the name of a task ({owner}); {_rename_hint(entry)}", path=folder)
         if holder is not None and Path(holder.data_dir or "") != folder and not replace:
-            raise DatasetError(f"task {name!r} is already registered for {holder.data_dir} (in {path}); {rename}, "
-                               "or pass --replace to point the task at this folder", path=folder)
-    kept = [item for item, old in zip(raw, registered, strict=True) if not _superseded(old, entry, names)]
+            raise DatasetError(f"task {name!r} is already registered for {holder.data_dir} (in {path}); "
+                               f"{_rename_hint(entry)}, or pass --replace to point the task at this folder", path=folder)
+    renamed = next((e for e in registered if _same_folder(e, entry) and set(task_names(e)) != set(names)), None)
+    if renamed is not None and not replace:
+        raise DatasetError(f"already registered as {', '.join(task_names(renamed))} (in {path}); pass --replace to "
+                           f"register it as {', '.join(names)} instead", path=folder)
+    kept = [item for item, old in zip(raw, registered, strict=True) if not _superseded(old, entry)]
     with atomic_write(path) as handle:
         json.dump({"datasets": [*kept, _as_item(entry)]}, handle, indent=1, ensure_ascii=False)
     return path
@@ -293,9 +392,10 @@ def _parsed_or_none(item: Any, number: int, origin: str) -> UserEntry | None:
         return None
 
 
-def _superseded(old: UserEntry | None, new: UserEntry, names: Iterable[str]) -> bool:
+def _same_folder(old: UserEntry | None, new: UserEntry) -> bool:
+    return type(old) is type(new) and Path(old.data_dir or "") == Path(new.data_dir or "")  # type: ignore[union-attr]
+
+
+def _superseded(old: UserEntry | None, new: UserEntry) -> bool:
     """The new entry replaces an old one of the same family and folder, or one holding one of its names."""
-    if old is None:
-        return False
-    same_folder = type(old) is type(new) and Path(old.data_dir or "") == Path(new.data_dir or "")
-    return same_folder or bool(set(task_names(old)) & set(names))
+    return old is not None and (_same_folder(old, new) or bool(set(task_names(old)) & set(task_names(new))))

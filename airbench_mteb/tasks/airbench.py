@@ -9,6 +9,7 @@ from typing import Any
 from mteb import Benchmark
 
 from airbench_mteb.catalog import AirBenchEntry, airbench_entries
+from airbench_mteb.catalog.airbench import packaged_airbench_entries
 from airbench_mteb.catalog.entries import warn_if_unpinned
 from airbench_mteb.data import data_dir
 from airbench_mteb.data.airbench_source import load_corpus, load_split, qrels_available, split_files
@@ -146,12 +147,15 @@ def airbench_task_classes() -> tuple[type[AirBenchTask], ...]:
 
 
 def airbench_benchmarks() -> list[Benchmark]:
-    """One benchmark per version, and per version and task type (e.g. ``AIR-Bench_24.05_qa``)."""
-    classes = airbench_task_classes()
+    """One benchmark per version, and per version and task type (e.g. ``AIR-Bench_24.05_qa``).
+
+    They are the official, fixed lists of the packaged datasets: a registered dataset never joins one.
+    """
+    official = {entry.task_name for entry in packaged_airbench_entries()}
     groups: dict[str, list[type[AirBenchTask]]] = {}
-    for cls in classes:
-        groups.setdefault(cls.entry.version, []).append(cls)
-        groups.setdefault(f"{cls.entry.version}_{cls.entry.task_type}", []).append(cls)
+    for cls in (cls for cls in airbench_task_classes() if cls.metadata.name in official):
+        for name in cls.entry.benchmark_names:
+            groups.setdefault(name, []).append(cls)
     return [
         Benchmark(
             name=name,

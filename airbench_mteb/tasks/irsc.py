@@ -22,12 +22,18 @@ from typing import Any
 from mteb import Benchmark
 
 from airbench_mteb.catalog import irsc_catalog, user_catalog
-from airbench_mteb.catalog.irsc import SETTINGS, IRSCTaskEntry, corpus_languages, query_languages
+from airbench_mteb.catalog.irsc import (
+    IRSC_BENCHMARK,
+    SETTINGS,
+    IRSCTaskEntry,
+    corpus_languages,
+    query_languages,
+    read_irsc_manifest,
+)
 from airbench_mteb.catalog.user import IRSC_MANIFEST, IRSCBuildEntry
 from airbench_mteb.data import DATA_DIR_ENV, data_dir
 from airbench_mteb.data.arrow_corpus import corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import read_json
 from airbench_mteb.data.fingerprint import file_digest, files_fingerprint
 from airbench_mteb.data.languages import eval_language
 from airbench_mteb.data.qrels import read_qrels_tsv
@@ -72,7 +78,7 @@ def read_manifest(root: Path) -> dict:
 
 @cache
 def _read_manifest(path: Path, fingerprint: str) -> dict:
-    return read_json(path)
+    return read_irsc_manifest(path)  # the reader register-dataset checks a build with
 
 
 def load_corpus(root: Path, setting: str) -> Any:
@@ -216,7 +222,7 @@ def built_irsc_task_names() -> list[str]:
 
 def irsc_benchmarks() -> list[Benchmark]:
     return [Benchmark(
-        name="IRSC",
+        name=IRSC_BENCHMARK,
         tasks=[cls() for cls in irsc_task_classes()],
         description=("IRSC: query, title, part-of-paragraph, keyword and summary -> paragraph retrieval in English, "
                      f"Chinese, mixed and cross-lingual settings ({', '.join(SETTINGS)}), each over one unified corpus."),
