@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.encode",
     "airbench_mteb.commands.submission",
     "airbench_mteb.commands.stats",
+    "airbench_mteb.commands.significance",
 )
 
 

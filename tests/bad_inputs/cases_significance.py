@@ -1,0 +1,225 @@
+"""Bad inputs of `airbench-mteb significance`, of the kept per-query scores it reads, and of the interval settings.
+
+The shared results: BM25 and BM25 with other parameters (two models, one name) on an AIR-Bench mirror
+task whose dev split is scored and whose test split is closed-book (its qrels file removed).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from tests.bad_inputs.framework import Case, Workspace, shared_data
+
+TASK = "AIR-Bench_24.05_qa_healthcare_en"
+BM25 = "airbench-mteb/bm25"
+TUNED = "airbench-mteb/bm25 (b=0.75, k1=1.2)"
+
+
+@shared_data("significance_results")
+def _results(folder: Path) -> Path:
+    """``folder/mirror`` (the task's data, test qrels removed) and ``folder/results`` (both models' results)."""
+    import mteb
+
+    from airbench_mteb.catalog import airbench_entries
+    from airbench_mteb.data.airbench_source import mirror_file
+    from airbench_mteb.settings import settings_applied
+    from tests.airbench_mirror import english_documents, write_entry
+
+    entry = next(e for e in airbench_entries() if e.task_name == TASK)
+    write_entry(folder / "mirror", entry, english_documents())
+    mirror_file(folder / "mirror", entry, entry.qrels_location("test")).unlink()  # test: closed-book
+    with settings_applied(data_dir=folder / "mirror"):
+        for model in (mteb.get_model(BM25), mteb.get_model(BM25, k1=1.2, b=0.75)):
+            mteb.evaluate(model, [mteb.get_task(TASK)], cache=mteb.ResultCache(folder / "results"),
+                          show_progress_bar=False)
+    return folder
+
+
+def _shared(ws: Workspace) -> Path:
+    return ws.shared("significance_results") / "results"
+
+
+def _copy(ws: Workspace) -> Path:
+    """A copy of the shared results this case may change."""
+    copy = ws.tmp / "results"
+    if not copy.exists():
+        shutil.copytree(_shared(ws), copy)
+    return copy
+
+
+def _files(root: Path, suffix: str) -> list[Path]:
+    """The results (``.json``) or kept scores (``.per_query.json.gz``) of both models, default BM25 first."""
+    return sorted((root / "results").rglob(f"{TASK}{suffix}"), key=lambda path: "experiments" in path.parts)
+
+
+def _edit_kept(path: Path, change: Callable[[dict], None]) -> None:
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    change(data)
+    path.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+
+def _edit_result(path: Path, change: Callable[[dict], None]) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def _argv(root: Callable[[Workspace], Path], *options: str) -> Callable[[Workspace], list[str]]:
+    def argv(ws: Workspace) -> list[str]:
+        return ["significance", "--results", str(root(ws)), "--out", str(ws.tmp / "out"), *options]
+    return argv
+
+
+def _mutated(mutate: Callable[[Path], None]) -> Callable[[Workspace], Path]:
+    def root(ws: Workspace) -> Path:
+        copy = _copy(ws)
+        mutate(copy)
+        return copy
+    return root
+
+
+def _without_kept(root: Path) -> None:
+    _files(root, ".per_query.json.gz")[0].unlink()  # as an older version left it
+
+
+def _corrupt_kept(root: Path) -> None:
+    _files(root, ".per_query.json.gz")[1].write_bytes(b"not gzip")
+
+
+def _kept_of_other_data(root: Path) -> None:
+    _edit_kept(_files(root, ".per_query.json.gz")[0], lambda data: data.update(dataset_revision="mirror-stale"))
+
+
+def _one_model_on_other_data(root: Path) -> None:
+    _edit_result(_files(root, ".json")[1], lambda data: data.update(dataset_revision="mirror-other"))
+    _edit_kept(_files(root, ".per_query.json.gz")[1], lambda data: data.update(dataset_revision="mirror-other"))
+
+
+def _one_query(root: Path) -> None:
+    def keep_one(data: dict) -> None:
+        scores = data["scores"]["dev"]["default"]
+        scores["query_ids"] = scores["query_ids"][:1]
+        scores["metrics"] = {name: values[:1] for name, values in scores["metrics"].items()}
+    for path in _files(root, ".per_query.json.gz"):
+        _edit_kept(path, keep_one)
+
+
+def _dev_dropped(root: Path) -> None:
+    for path in _files(root, ".json"):
+        _edit_result(path, lambda data: data["scores"].pop("dev"))
+
+
+def _kept_vectors(ws: Workspace, metric: str) -> list[np.ndarray]:
+    """Both models' dev vectors, read from the kept files without the plugin."""
+    return [np.array(json.loads(gzip.decompress(path.read_bytes()))["scores"]["dev"]["default"]["metrics"][metric])
+            for path in _files(_shared(ws), ".per_query.json.gz")]
+
+
+def _library_call(ws: Workspace) -> Any:
+    from airbench_mteb.report.significance import significance
+
+    return significance(_shared(ws), [BM25, TUNED], tasks=[TASK], metrics=["ndcg_at_10", "mrr_at_10"],
+                        n_resamples=999)
+
+
+def _check_library(ws: Workspace, report: Any) -> None:
+    assert [c.metric for c in report.comparisons] == ["ndcg_at_10", "mrr_at_10"], report.comparisons
+    for comparison in report.comparisons:
+        a, b = _kept_vectors(ws, comparison.metric)
+        assert comparison.difference == float(a.mean() - b.mean())
+        p = stats.ttest_rel(a, b).pvalue if not np.array_equal(a, b) else 1.0
+        assert abs(comparison.t_test_p_value - p) < 1e-9, (comparison.t_test_p_value, p)
+        assert comparison.p_adjusted >= comparison.p_value
+    assert any("closed-book" in note for note in report.notes), report.notes
+
+
+def _check_no_correction(ws: Workspace, _: Any) -> None:
+    data = json.loads((ws.tmp / "out" / "significance.json").read_text())
+    assert (data["correction"], data["family_size"]) == ("none", 1)
+    (comparison,) = data["comparisons"]
+    assert comparison["p_adjusted"] == comparison["p_value"]
+    a, b = _kept_vectors(ws, "ndcg_at_10")
+    assert comparison["n_queries"] == len(a) and abs(comparison["difference"] - (a.mean() - b.mean())) < 1e-12
+
+
+def _run_argv(*options: str) -> Callable[[Workspace], list[str]]:
+    def argv(ws: Workspace) -> list[str]:
+        return ["run", "-m", BM25, "-t", TASK, "--eval-splits", "dev", "--data-dir",
+                str(ws.shared("significance_results") / "mirror"), "--output-folder", str(ws.tmp / "run"), *options]
+    return argv
+
+
+def _check_no_ci_run(ws: Workspace, _: Any) -> None:
+    from mteb.results import TaskResult
+
+    (path,) = _files(ws.tmp / "run", ".json")
+    (scores,) = TaskResult.from_disk(path).scores["dev"]
+    assert not [key for key in scores if "_ci_" in key or key.startswith("ci_")], scores
+    shared = json.loads(_files(_shared(ws), ".json")[0].read_text())["scores"]["dev"][0]
+    assert scores["main_score"] == shared["main_score"]
+    assert _files(ws.tmp / "run", ".per_query.json.gz"), "per-query scores are kept without intervals too"
+
+
+def _existing_file(ws: Workspace) -> Path:
+    path = ws.tmp / "a-file"
+    path.write_text("")
+    return path
+
+
+CASES = [
+    Case("significance-one-model", argv=_argv(_shared, "-m", BM25, "-t", TASK), error="at least two"),
+    Case("significance-one-model-twice", argv=_argv(_shared, "-m", BM25, BM25, "-t", TASK), error="at least two"),
+    Case("significance-unknown-model", argv=_argv(_shared, "-m", BM25, "nosuch/model", "-t", TASK),
+         error="nosuch/model"),
+    Case("significance-ambiguous-short-name", argv=_argv(_shared, "-m", "bm25", TUNED, "-t", TASK), error="bm25"),
+    Case("significance-unknown-task", argv=_argv(_shared, "-m", BM25, TUNED, "-t", "NoSuchTask"), error="NoSuchTask"),
+    Case("significance-unknown-benchmark", argv=_argv(_shared, "-m", BM25, TUNED, "-b", "NoSuchBench"),
+         error="NoSuchBench"),
+    Case("significance-no-task", argv=_argv(_shared, "-m", BM25, TUNED), error="-t"),
+    Case("significance-task-not-run", argv=_argv(_shared, "-m", BM25, TUNED, "-t", "AIR-Bench_24.05_qa_news_en"),
+         error="AIR-Bench_24.05_qa_news_en"),
+    Case("significance-results-folder-missing", argv=_argv(lambda ws: ws.tmp / "nowhere", "-m", BM25, TUNED, "-t", TASK),
+         error="nowhere"),
+    Case("significance-older-results-without-kept-scores",
+         argv=_argv(_mutated(_without_kept), "-m", BM25, TUNED, "-t", TASK), error="--overwrite-strategy always"),
+    Case("significance-kept-scores-corrupt", argv=_argv(_mutated(_corrupt_kept), "-m", BM25, TUNED, "-t", TASK),
+         error=".per_query.json.gz"),
+    Case("significance-kept-scores-of-other-data",
+         argv=_argv(_mutated(_kept_of_other_data), "-m", BM25, TUNED, "-t", TASK), error="mirror-stale"),
+    Case("significance-models-on-different-data",
+         argv=_argv(_mutated(_one_model_on_other_data), "-m", BM25, TUNED, "-t", TASK), error="mirror-other"),
+    Case("significance-closed-book-split-asked", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--splits", "test"),
+         error="closed-book"),
+    Case("significance-every-split-closed-book", argv=_argv(_mutated(_dev_dropped), "-m", BM25, TUNED, "-t", TASK),
+         error="closed-book"),
+    Case("significance-one-query", argv=_argv(_mutated(_one_query), "-m", BM25, TUNED, "-t", TASK),
+         error="at least 2"),
+    Case("significance-metric-not-kept", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--metrics", "precision_at_7"),
+         error="precision_at_7"),
+    Case("significance-unknown-correction", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--correction", "sidak"),
+         error="sidak"),
+    Case("significance-zero-resamples", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--n-resamples", "0"),
+         error="0 resamples"),
+    Case("significance-alpha-above-one", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--alpha", "1.5"),
+         error="1.5"),
+    Case("significance-out-is-a-file",
+         argv=lambda ws: ["significance", "--results", str(_shared(ws)), "-m", BM25, TUNED, "-t", TASK,
+                          "--out", str(_existing_file(ws))], error="a-file"),
+    Case("significance-library-matches-scipy", call=_library_call, check=_check_library),
+    Case("significance-no-correction", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--metrics", "ndcg_at_10",
+                                                  "--correction", "none", "--n-resamples", "999"),
+         check=_check_no_correction),
+    Case("significance-ci-setting-unknown", argv=_run_argv(), env={"AIRBENCH_MTEB_CI": "sometimes"},
+         error="AIRBENCH_MTEB_CI"),
+    Case("significance-ci-resamples-too-few", argv=_run_argv(), env={"AIRBENCH_MTEB_CI_RESAMPLES": "10"},
+         error="AIRBENCH_MTEB_CI_RESAMPLES"),
+    Case("significance-run-without-intervals", argv=_run_argv("--no-ci"), check=_check_no_ci_run),
+]
