@@ -19,8 +19,9 @@ import math
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import Qrels, Run, evaluate_run, ranking
 
 BIAS_MEASURES = ("ndcg", "map")
@@ -127,12 +128,25 @@ def source_share_at_k(run: Run, doc_sources: Mapping[str, str], source: str,
 
 
 @dataclass(frozen=True)
+class DeltaUncertainty:
+    """How sure one Relative Δ is: its bootstrap confidence interval over queries and the p-value of
+    "no bias" (a sign-flip randomization test on the per-query differences reference - source)."""
+
+    ci_low: float
+    ci_high: float
+    p_value: float
+    method: str  # the interval method used ("BCa", or "percentile" where BCa is undefined)
+
+
+@dataclass(frozen=True)
 class SourceScores:
     """One source's figures on one ranking of the mixed corpus, by measure and cut-off ``k``."""
 
     scores: Mapping[str, Mapping[int, float]]  # "ndcg", "map" -> k -> value against this source's copies
     relative_delta: Mapping[str, Mapping[int, float]]  # the same measures vs the reference; empty for it
     share: Mapping[int, float]  # k -> share of this source's documents in the top k
+    # the same measures and k as relative_delta; empty for the reference or when not computed
+    uncertainty: Mapping[str, Mapping[int, DeltaUncertainty]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -141,6 +155,7 @@ class SourceBias:
 
     reference: str
     sources: Mapping[str, SourceScores]
+    resampling: Resampling | None = None  # set when the Relative Δs carry their uncertainty
 
     @property
     def compared(self) -> list[str]:
@@ -171,31 +186,57 @@ def source_bias(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources:
         for source in sources})
 
 
-def flatten(bias: SourceBias) -> dict[str, float]:
+Flat = dict[str, float | int | str]
+
+# Keys of the recorded Resampling in a flat source_bias block, and the suffixes of each Δ's uncertainty keys.
+_RESAMPLING_KEYS = {"level": "ci_level", "method": "ci_method", "n_resamples": "ci_n_resamples", "seed": "ci_seed",
+                    "test": "p_value_test"}
+_UNCERTAINTY_SUFFIXES = {"ci_low": "_ci_low", "ci_high": "_ci_high", "p_value": "_p_value"}
+
+
+def flatten(bias: SourceBias) -> Flat:
     """MTEB's flat ``source_bias`` scores of ``bias``; for every ``k`` and source ``s``:
 
     - ``ndcg_at_<k>_<s>``, ``map_at_<k>_<s>``;
     - ``relative_delta_ndcg_at_<k>_<s>``, ``relative_delta_map_at_<k>_<s>`` for ``s`` other than
       the reference;
-    - ``share_at_<k>_<s>``.
+    - ``share_at_<k>_<s>``;
+    - when the Δs carry their uncertainty, beside each Δ key ``<Δ key>_ci_low``, ``<Δ key>_ci_high``
+      and ``<Δ key>_p_value`` (plus ``<Δ key>_ci_method`` where its interval used another method than
+      ``ci_method``), and once ``ci_level``, ``ci_method``, ``ci_n_resamples``, ``ci_seed``, ``p_value_test``.
     """
-    flat: dict[str, float] = {}
+    flat: Flat = {}
     for source, figures in bias.sources.items():
         for measure, by_k in figures.scores.items():
             flat.update({f"{measure}_at_{k}_{source}": value for k, value in by_k.items()})
     for source, figures in bias.sources.items():
         for measure, by_k in figures.relative_delta.items():
-            flat.update({f"relative_delta_{measure}_at_{k}_{source}": value for k, value in by_k.items()})
+            for k, value in by_k.items():
+                key = f"relative_delta_{measure}_at_{k}_{source}"
+                flat[key] = value
+                uncertainty = figures.uncertainty.get(measure, {}).get(k)
+                if uncertainty is not None and bias.resampling is not None:
+                    flat.update(_flatten_uncertainty(key, uncertainty, bias.resampling))
     for source, figures in bias.sources.items():
         flat.update({f"share_at_{k}_{source}": share for k, share in figures.share.items()})
+    if bias.resampling is not None:
+        flat.update({key: getattr(bias.resampling, name) for name, key in _RESAMPLING_KEYS.items()})
     return flat
 
 
-def unflatten(flat: Mapping[str, float], reference: str) -> SourceBias:
+def _flatten_uncertainty(key: str, uncertainty: DeltaUncertainty, resampling: Resampling) -> Flat:
+    flat: Flat = {key + suffix: getattr(uncertainty, name) for name, suffix in _UNCERTAINTY_SUFFIXES.items()}
+    if uncertainty.method != resampling.method:
+        flat[f"{key}_ci_method"] = uncertainty.method
+    return flat
+
+
+def unflatten(flat: Mapping[str, float | int | str], reference: str) -> SourceBias:
     """:func:`flatten`'s scores back into a :class:`SourceBias` whose reference is ``reference``.
 
     The cut-offs are those of the reference's ``share_at_<k>_<reference>`` scores; the sources
-    those with a share at the first cut-off, in the order :func:`flatten` wrote them.
+    those with a share at the first cut-off, in the order :func:`flatten` wrote them. The Δs'
+    uncertainty is read where it was written (results written before it existed have none).
 
     Raises:
         ValueError: ``reference`` has no share score, or a figure of a source is missing.
@@ -206,22 +247,49 @@ def unflatten(flat: Mapping[str, float], reference: str) -> SourceBias:
         raise ValueError(f"no share_at_<k>_{reference} score: {reference!r} is not a source of these scores")
     prefix = f"share_at_{k_values[0]}_"
     others = [key.removeprefix(prefix) for key in flat if key.startswith(prefix) and key != prefix + reference]
+    resampling = _read_resampling(flat)
 
     def by_k(name: str, source: str) -> dict[int, float]:
         keys = {k: f"{name}_at_{k}_{source}" for k in k_values}
         missing = [key for key in keys.values() if key not in flat]
         if missing:
             raise ValueError(f"no {missing[0]} score")
-        return {k: flat[key] for k, key in keys.items()}
+        return {k: float(flat[key]) for k, key in keys.items()}
+
+    def uncertainty(source: str) -> dict[str, dict[int, DeltaUncertainty]]:
+        if resampling is None or source == reference:
+            return {}
+        return {m: {k: _read_uncertainty(flat, f"relative_delta_{m}_at_{k}_{source}", resampling) for k in k_values}
+                for m in BIAS_MEASURES}
 
     sources = {source: SourceScores(
         scores={m: by_k(m, source) for m in BIAS_MEASURES},
         relative_delta={} if source == reference else {m: by_k(f"relative_delta_{m}", source) for m in BIAS_MEASURES},
-        share=by_k("share", source)) for source in [reference, *others]}
-    return SourceBias(reference, sources)
+        share=by_k("share", source), uncertainty=uncertainty(source)) for source in [reference, *others]}
+    return SourceBias(reference, sources, resampling)
+
+
+def _read_resampling(flat: Mapping[str, float | int | str]) -> Resampling | None:
+    if _RESAMPLING_KEYS["level"] not in flat:
+        return None
+    missing = [key for key in _RESAMPLING_KEYS.values() if key not in flat]
+    if missing:
+        raise ValueError(f"no {missing[0]} score (the other ci_* keys are there)")
+    return Resampling(level=float(flat["ci_level"]), method=str(flat["ci_method"]),
+                      n_resamples=int(flat["ci_n_resamples"]), seed=int(flat["ci_seed"]),
+                      test=str(flat["p_value_test"]))
+
+
+def _read_uncertainty(flat: Mapping[str, float | int | str], key: str, resampling: Resampling) -> DeltaUncertainty:
+    keys = {name: key + suffix for name, suffix in _UNCERTAINTY_SUFFIXES.items()}
+    missing = [name for name in keys.values() if name not in flat]
+    if missing:
+        raise ValueError(f"no {missing[0]} score (ci_level says the Relative Δs carry their uncertainty)")
+    return DeltaUncertainty(**{field_name: float(flat[key_name]) for field_name, key_name in keys.items()},
+                            method=str(flat.get(f"{key}_ci_method", resampling.method)))
 
 
 def source_bias_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
-                       k_values: Sequence[int]) -> dict[str, float]:
+                       k_values: Sequence[int]) -> Flat:
     """:func:`source_bias` of one ranking as MTEB's flat ``source_bias`` scores (:func:`flatten`)."""
     return flatten(source_bias(qrels, run, doc_sources, sources, k_values))

@@ -5,8 +5,9 @@ experiments included; the reference source is the one the task declares first) a
 each model, NDCG@1 on the mixed corpus (every copy relevant, the ``mixed`` setting's main score)
 against Relative Δ NDCG@1 from the same ranking: one small point per dataset and one large point
 per model at its mean over datasets. Left of the dashed
-line a model prefers LLM-generated text, right of it human-written text. Writes ``bias.png`` and
-the plotted numbers as ``bias.csv``.
+line a model prefers LLM-generated text, right of it human-written text. A Relative Δ computed
+with its uncertainty (:mod:`airbench_mteb.metrics.bias_uncertainty`) is drawn with its confidence
+interval as a horizontal error bar. Writes ``bias.png`` and the plotted numbers as ``bias.csv``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
-from airbench_mteb.metrics.source_bias import unflatten
+from airbench_mteb.metrics.source_bias import SourceBias, unflatten
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.results import ModelTaskResult, read_results
 
@@ -42,6 +43,10 @@ class BiasPoint:
     ndcg: float
     relative_delta: float
     reference_share: float  # share of the reference source in the top k
+    # the Relative Δ's confidence interval and "no bias" p-value; None in results written without them
+    delta_ci_low: float | None = None
+    delta_ci_high: float | None = None
+    delta_p_value: float | None = None
 
 
 def declared_reference_and_split(task_name: str) -> tuple[str, str | None] | None:
@@ -85,10 +90,18 @@ def points_of(found: ModelTaskResult, reference: str | None = None, k: int = CUT
     except ValueError as error:
         raise DatasetError(f"{result.task_name}/{split}/{MIXED}: {error}", path=found.path) from None
     reference_share = bias.sources[reference].share[k]
-    return [BiasPoint(model=found.label if len(bias.compared) == 1 else f"{found.label} vs {other}",
-                      task=result.task_name, split=split, compared=other, ndcg=100 * row[f"ndcg_at_{k}"],
-                      relative_delta=bias.sources[other].relative_delta["ndcg"][k], reference_share=reference_share)
-            for other in bias.compared]
+    points = []
+    for other in bias.compared:
+        uncertainty = bias.sources[other].uncertainty.get("ndcg", {}).get(k)
+        interval = {} if uncertainty is None else {"delta_ci_low": uncertainty.ci_low,
+                                                   "delta_ci_high": uncertainty.ci_high,
+                                                   "delta_p_value": uncertainty.p_value}
+        points.append(BiasPoint(
+            model=found.label if len(bias.compared) == 1 else f"{found.label} vs {other}", task=result.task_name,
+            split=split, compared=other, ndcg=100 * row[f"ndcg_at_{k}"],
+            relative_delta=bias.sources[other].relative_delta["ndcg"][k], reference_share=reference_share,
+            **interval))
+    return points
 
 
 def collect_points(results: Path, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None,
@@ -100,7 +113,8 @@ def collect_points(results: Path, models: Sequence[str] | None = None, tasks: Se
 
 def bias_summary_table(result: TaskResult, sources: Sequence[str], cutoffs: Sequence[int] = SUMMARY_CUTOFFS) -> str:
     """Aligned text, one row per split and setting: NDCG@k, and for ``mixed`` the Relative Δ@k of each
-    compared source and the reference's share@k (``sources[0]`` is the reference)."""
+    compared source (with its 95 % confidence interval when the results hold one, e.g. ``+6.2 [-5.4, +17.3]``)
+    and the reference's share@k (``sources[0]`` is the reference)."""
     reference, *others = sources
     header = ["task", "split", "setting", *(f"ndcg@{k}" for k in cutoffs),
               *(f"Δ{k}:{other}" for other in others for k in cutoffs), *(f"share@{k}:{reference}" for k in cutoffs)]
@@ -111,12 +125,17 @@ def bias_summary_table(result: TaskResult, sources: Sequence[str], cutoffs: Sequ
             bias = unflatten(flat, reference) if flat else None
             rows.append([result.task_name, split, scores["hf_subset"],
                          *(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in cutoffs),
-                         *(f"{bias.sources[other].relative_delta['ndcg'][k]:+.1f}" if bias else ""
-                           for other in others for k in cutoffs),
+                         *(_delta_cell(bias, other, k) if bias else "" for other in others for k in cutoffs),
                          *(f"{bias.sources[reference].share[k]:.3f}" if bias else "" for k in cutoffs)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
                      for row in rows)
+
+
+def _delta_cell(bias: SourceBias, source: str, k: int) -> str:
+    delta = f"{bias.sources[source].relative_delta['ndcg'][k]:+.1f}"
+    uncertainty = bias.sources[source].uncertainty.get("ndcg", {}).get(k)
+    return delta if uncertainty is None else f"{delta} [{uncertainty.ci_low:+.1f}, {uncertainty.ci_high:+.1f}]"
 
 
 def write_csv(points: Sequence[BiasPoint], path: Path) -> Path:
@@ -140,6 +159,12 @@ def draw(points: Sequence[BiasPoint], path: Path) -> Path:
         mine = [p for p in points if p.model == model]
         color = colors(index % 10)
         axes.scatter([p.relative_delta for p in mine], [p.ndcg for p in mine], s=18, alpha=0.45, color=color)
+        with_ci = [p for p in mine if p.delta_ci_low is not None and p.delta_ci_high is not None]
+        if with_ci:
+            axes.errorbar([p.relative_delta for p in with_ci], [p.ndcg for p in with_ci], fmt="none", ecolor=color,
+                          alpha=0.45, capsize=2, linewidth=1,
+                          xerr=[[max(0.0, p.relative_delta - p.delta_ci_low) for p in with_ci],  # a bar, never < 0
+                                [max(0.0, p.delta_ci_high - p.relative_delta) for p in with_ci]])
         mean_delta = sum(p.relative_delta for p in mine) / len(mine)
         mean_ndcg = sum(p.ndcg for p in mine) / len(mine)
         axes.scatter([mean_delta], [mean_ndcg], s=120, color=color, edgecolors="black", zorder=3,
@@ -148,7 +173,9 @@ def draw(points: Sequence[BiasPoint], path: Path) -> Path:
     axes.axvline(0, color="grey", linestyle="--", linewidth=1)
     axes.set_xlabel(f"Relative Δ NDCG@{CUTOFF} (%)   ← prefers LLM-generated · prefers human-written →")
     axes.set_ylabel(f"NDCG@{CUTOFF} on the mixed corpus (%)")
-    axes.set_title("Ranking performance vs source bias (large points: mean over datasets)")
+    intervals = any(p.delta_ci_low is not None for p in points)
+    axes.set_title("Ranking performance vs source bias (large points: mean over datasets)"
+                   + ("\nbars: 95 % confidence interval of a dataset's Relative Δ" if intervals else ""), fontsize=10)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="best")
     figure.tight_layout()

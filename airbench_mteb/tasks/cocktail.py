@@ -10,7 +10,8 @@ tool), each on ``eng-Latn`` data unless told otherwise:
   NDCG_Human@1 + NDCG_LLM@1). The same ranking is scored again per source, under
   ``source_bias``: ``ndcg_at_<k>_<source>``, ``map_at_<k>_<source>``, the paper's Relative Δ
   ``relative_delta_{ndcg,map}_at_<k>_<source>`` (reference source vs ``source``; Tables 3, 14,
-  16) and ``share_at_<k>_<source>``, the source's share of the top k;
+  16) and ``share_at_<k>_<source>``, the source's share of the top k; each Relative Δ with its
+  bootstrap CI and "no bias" p-value (``<Δ key>_ci_low``/``_ci_high``/``_p_value``) unless CIs are off;
 * ``mixed-all-relevant``: the same corpus and scores as ``mixed`` without the per-source
   scoring (the paper's "human+llama2" run).
 
@@ -52,8 +53,10 @@ from airbench_mteb.data.cocktail_source import (
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.data.retrieval_data import RetrievalData
+from airbench_mteb.metrics.bias_uncertainty import SourceVectors, with_uncertainty
 from airbench_mteb.metrics.per_query import per_source_query_scores
-from airbench_mteb.metrics.source_bias import source_bias_scores
+from airbench_mteb.metrics.resampling import configured_resampling
+from airbench_mteb.metrics.source_bias import flatten, source_bias
 from airbench_mteb.settings import current_settings
 from airbench_mteb.tasks.base import PluginRetrievalTask
 from airbench_mteb.tasks.factory import build_task_class, expose
@@ -91,6 +94,7 @@ class SourceBiasTask(PluginRetrievalTask):
         self._corpora: SourceCorpora | None = None
         self._splits: dict[str, MultiSourceData] = {}
         self._doc_sources: dict[str, str] = {}
+        self._source_vectors: SourceVectors = {}
 
     def dataset_folder(self) -> Path:
         raise NotImplementedError
@@ -121,6 +125,7 @@ class SourceBiasTask(PluginRetrievalTask):
             return kept
         by_source = per_source_query_scores(qrels, results, self._doc_sources, [label for label, _ in self.sources],
                                             self.k_values)
+        self._source_vectors = by_source  # what task_specific_scores gives the Relative Δs their uncertainty from
         return replace(kept, by_source={source: QueryScores(ids, vectors) for source, (ids, vectors) in by_source.items()})
 
     def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: Mapping[str, Mapping[str, int]],
@@ -129,7 +134,11 @@ class SourceBiasTask(PluginRetrievalTask):
         if hf_subset != MIXED:
             return intervals
         labels = [label for label, _ in self.sources]
-        return {**intervals, "source_bias": source_bias_scores(qrels, results, self._doc_sources, labels, self.k_values)}
+        bias = source_bias(qrels, results, self._doc_sources, labels, self.k_values)
+        resampling = configured_resampling()
+        if resampling is not None:
+            bias = with_uncertainty(bias, self._source_vectors, resampling)
+        return {**intervals, "source_bias": flatten(bias)}
 
 
 def eval_langs(labels: Sequence[str], languages: Sequence[str] = ("eng-Latn",)) -> dict[str, list[str]]:

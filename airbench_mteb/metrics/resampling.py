@@ -1,0 +1,46 @@
+"""How an uncertainty was computed: the one record the source-bias and SSCI/RCCI outputs carry beside their numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from airbench_mteb.metrics.bootstrap import METHODS, Method
+from airbench_mteb.settings import current_settings
+
+TEST = "paired-randomization"  # the two-sided sign-flip test of metrics.significance
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """Bootstrap intervals at ``level`` by ``method`` and randomization tests, both from ``n_resamples`` seeded draws.
+
+    ``method`` is what was asked for (``BCa`` or ``percentile``); :meth:`common_method` says what a
+    set of intervals actually used. The tests enumerate every sign vector when 2^n <= ``n_resamples``.
+    """
+
+    method: Method = "BCa"
+    n_resamples: int = 9999
+    seed: int = 0  # fixed, so a rerun writes the same numbers
+    level: float = 0.95
+    test: str = TEST
+
+    @classmethod
+    def from_setting(cls, setting: str, n_resamples: int) -> Resampling:
+        """From ``AIRBENCH_MTEB_CI``'s value (``bca`` or ``percentile``, any case) and its resamples."""
+        method = next((name for name in METHODS if name.lower() == setting.lower()), None)
+        if method is None:
+            raise ValueError(f"unknown interval method {setting!r}; use one of {', '.join(METHODS)}")
+        return cls(method=method, n_resamples=n_resamples)
+
+    def common_method(self, used: Iterable[str]) -> str:
+        """The method to record once for intervals that used ``used``: the one asked for if any used it
+        (the others fell back to percentile where BCa is undefined and say so one by one)."""
+        used = list(used)
+        return self.method if self.method in used or not used else used[0]
+
+
+def configured_resampling() -> Resampling | None:
+    """What the settings ask for (``AIRBENCH_MTEB_CI``, ``AIRBENCH_MTEB_CI_RESAMPLES``, ``--no-ci``); None: no intervals."""
+    settings = current_settings()
+    return None if settings.ci is None else Resampling.from_setting(settings.ci, settings.ci_resamples)
