@@ -161,18 +161,19 @@ def _jackknife(strata: Sequence[np.ndarray], statistic: MeansStatistic) -> list[
 def _bca_levels(estimate: float, distribution: np.ndarray, jackknife: Sequence[np.ndarray],
                 alpha: float) -> np.ndarray | None:
     """The BCa quantile levels (alpha_1, alpha_2) as scipy.stats.bootstrap computes them; None where undefined."""
-    if np.ptp(distribution) == 0 or all(np.ptp(values) == 0 for values in jackknife):
+    if np.ptp(distribution) == 0:
         return None
     below = np.count_nonzero(distribution < estimate) + np.count_nonzero(distribution <= estimate)
     z0 = ndtri(below / (2 * distribution.size))
-    if not np.isfinite(z0):
-        return None
-    spread = [(values.size - 1) * (values.mean() - values) for values in jackknife]
-    skew = sum(np.sum(u**3) / u.size**3 for u in spread)
-    scale = sum(np.sum(u**2) / u.size**2 for u in spread)
-    acceleration = skew / (6 * scale**1.5)
-    z = ndtri(np.array([alpha, 1 - alpha]))
-    levels = ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # extreme values: caught by the checks below
+        spread = [(values.size - 1) * (values.mean() - values) for values in jackknife]
+        skew = sum(np.sum(u**3) / u.size**3 for u in spread)
+        scale = sum(np.sum(u**2) / u.size**2 for u in spread)
+        if not (np.isfinite(z0) and np.isfinite(scale) and scale > 0):
+            return None  # every resample on one side of the estimate, or a jackknife without spread
+        acceleration = skew / (6 * scale**1.5)
+        z = ndtri(np.array([alpha, 1 - alpha]))
+        levels = ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
     return levels if np.isfinite(levels).all() else None
 
 
