@@ -32,6 +32,7 @@ from airbench_mteb.metrics import (
     adjust_p_values,
     benchmark_paired_test,
     bootstrap_ci,
+    bootstrap_cis,
     effect_size,
     paired_bootstrap_ci,
     paired_randomization_test,
@@ -162,6 +163,20 @@ def test_bca_bounds_are_scipys_on_the_same_bootstrap_distribution(case):
     assert (ours.low, ours.high) == pytest.approx(tuple(theirs.confidence_interval), rel=1e-9)
     # the check has teeth: BCa's correction moves the bounds a million times further than the agreement allows
     assert min(abs(ours.low - percentile.low), abs(ours.high - percentile.high)) > 1e-3 * abs(ours.high)
+
+
+def test_a_tasks_metrics_at_once_equal_each_metric_alone():
+    rng = np.random.default_rng(21)
+    ndcg = ndcg_like(rng, 120)
+    vectors = {"ndcg_at_10": ndcg, "recall_at_10": (ndcg > 0.5).astype(float), "all_hit": np.ones(120)}
+    together = bootstrap_cis(vectors, n_resamples=999, seed=4)
+    for name, values in vectors.items():
+        alone = bootstrap_ci(values, n_resamples=999, seed=4)
+        assert together[name].method == alone.method
+        assert (together[name].low, together[name].high) == pytest.approx((alone.low, alone.high), rel=1e-12)
+    assert together["all_hit"].method == "percentile" and together["all_hit"].low == together["all_hit"].high == 1.0
+    with pytest.raises(ValueError, match="same queries: 120 vs 119"):
+        bootstrap_cis({"ndcg_at_10": ndcg, "map_at_10": ndcg[1:]})
 
 
 def test_paired_difference_ci_agrees_with_scipys_paired_bootstrap():

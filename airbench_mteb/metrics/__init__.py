@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from airbench_mteb.metrics.bootstrap import ConfidenceInterval, bootstrap_ci, paired_bootstrap_ci
+from airbench_mteb.metrics.bootstrap import ConfidenceInterval, bootstrap_ci, bootstrap_cis, paired_bootstrap_ci
 from airbench_mteb.metrics.retrieval import MTEB_K_VALUES, evaluate_run, ranking
 from airbench_mteb.metrics.significance import (
     RandomizationTest,
@@ -35,6 +35,7 @@ __all__ = [
     "adjust_p_values",
     "benchmark_paired_test",
     "bootstrap_ci",
+    "bootstrap_cis",
     "effect_size",
     "evaluate_run",
     "paired_bootstrap_ci",
