@@ -71,11 +71,12 @@ def submission_files(predictions: Path, *, model_name: str | None = None, rerank
     entries = {prediction.path: _entry(prediction) for prediction in files}
     _one_version(files, entries)
     default_model, default_reranker = default_names(one_model(files)[0])
-    model_name = model_name or default_model
-    reranker_name = reranker_name or default_reranker
+    model_name = default_model if model_name is None else model_name
+    reranker_name = default_reranker if reranker_name is None else reranker_name
     _check_name("model", model_name)
     _check_name("reranker", reranker_name)
-    top_k = top_k or (RETRIEVER_TOP_K if reranker_name == NO_RERANKER else RERANKER_TOP_K)
+    if top_k is None:
+        top_k = RETRIEVER_TOP_K if reranker_name == NO_RERANKER else RERANKER_TOP_K
     if top_k < 1:
         raise DatasetError(f"top_k must be a positive number of results per query, got {top_k}")
     splits = {prediction.path: _splits(prediction, entries[prediction.path], dev_only) for prediction in files}
