@@ -13,7 +13,7 @@ variable                        setting
 ``AIRBENCH_MTEB_CACHE``         ``cache_dir``: hub zips unpacked (``~/.cache/airbench_mteb``)
 ``AIRBENCH_MTEB_EMBEDDING_CACHE`` ``embedding_cache``: content-keyed vectors; ``off`` disables
 ``AIRBENCH_MTEB_CATALOG``       ``user_catalog``: datasets added with ``register-dataset``
-``AIRBENCH_MTEB_KEEP_TITLES``   ``keep_titles``: keep document titles in co*cktail corpora
+``AIRBENCH_MTEB_KEEP_TITLES``   ``keep_titles``: keep document titles in co*cktail corpora (``1``/``0``, ...)
 ``AIRBENCH_MTEB_CI``            ``ci``: confidence intervals in results, ``bca`` (default), ``percentile`` or ``off``
 ``AIRBENCH_MTEB_CI_RESAMPLES``  ``ci_resamples``: bootstrap resamples of those intervals (9,999)
 ``AIRBENCH_MTEB_LLM_API_KEY``   the LLM API key (else ``OPENAI_API_KEY``): :func:`llm_api_keys`
@@ -52,12 +52,16 @@ API_KEY_VARIABLES = (LLM_API_KEY_ENV, "OPENAI_API_KEY")
 DEFAULT_CACHE_DIR = Path("~/.cache/airbench_mteb").expanduser()
 DEFAULT_EMBEDDING_CACHE = DEFAULT_CACHE_DIR / "embeddings"
 DEFAULT_USER_CATALOG = Path("~/.config/airbench-mteb/catalog.json").expanduser()
-_TRUE = {"1", "true", "yes", "on"}
-_OFF = {"0", "off", "false", "no", "none"}
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+_OFF = {*_FALSE, "none"}  # what switches a feature off (the embedding cache, the intervals)
 
 
-class SettingsError(ValueError):
-    """A setting that cannot be used (e.g. a data directory that is not a folder); names the variable."""
+class SettingsError(Exception):
+    """A setting that cannot be used (e.g. a data directory that is not a folder); names the variable.
+
+    Not a ValueError: mteb takes a ValueError raised while a task is built for "no subset matches the
+    language filter" and drops the task without a word."""
 
 
 @dataclass(frozen=True)
@@ -83,17 +87,22 @@ class Settings:
                                 f"{high:,} (${CI_RESAMPLES_ENV})")
         if self.data_dir is not None and not self.data_dir.is_dir():
             raise SettingsError(f"the data directory {self.data_dir} is not a folder (--data-dir or ${DATA_DIR_ENV})")
+        if self.cache_dir.exists() and not self.cache_dir.is_dir():
+            raise SettingsError(f"the cache {self.cache_dir} is not a folder (${CACHE_ENV})")
+        if not isinstance(self.keep_titles, bool):
+            raise SettingsError(f"keep_titles must be True or False, got {self.keep_titles!r} (${KEEP_TITLES_ENV})")
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Every variable read and checked: the first that cannot be used raises a SettingsError naming it."""
         env = os.environ if environ is None else environ
         embedding_value = env.get(EMBEDDING_CACHE_ENV, "").strip()
         return cls(
             data_dir=_path(env.get(DATA_DIR_ENV)),
             cache_dir=_path(env.get(CACHE_ENV)) or DEFAULT_CACHE_DIR,
             embedding_cache=None if embedding_value.lower() in _OFF else _path(embedding_value) or DEFAULT_EMBEDDING_CACHE,
-            user_catalog=_path(env.get(USER_CATALOG_ENV)) or DEFAULT_USER_CATALOG,
-            keep_titles=env.get(KEEP_TITLES_ENV, "").strip().lower() in _TRUE,
+            user_catalog=_user_catalog(env),
+            keep_titles=_yes_or_no(env, KEEP_TITLES_ENV, default=False),
             ci=_ci_method(env.get(CI_ENV)),
             ci_resamples=_whole_number(env.get(CI_RESAMPLES_ENV), CI_RESAMPLES_ENV, DEFAULT_CI_RESAMPLES),
         )
@@ -102,6 +111,22 @@ class Settings:
 def _path(value: str | None) -> Path | None:
     value = (value or "").strip()
     return Path(value).expanduser() if value else None
+
+
+def _user_catalog(env: Mapping[str, str]) -> Path:
+    return _path(env.get(USER_CATALOG_ENV)) or DEFAULT_USER_CATALOG
+
+
+def _yes_or_no(env: Mapping[str, str], variable: str, *, default: bool) -> bool:
+    """A switch: unset or empty gives ``default``; anything but the accepted words is an error (a typo must
+    not silently mean "off")."""
+    value = env.get(variable, "").strip()
+    if not value:
+        return default
+    if value.lower() in _TRUE + _FALSE:
+        return value.lower() in _TRUE
+    raise SettingsError(f"${variable}={value!r} is neither yes nor no: use one of {', '.join(_TRUE)} "
+                        f"or {', '.join(_FALSE)}")
 
 
 def _ci_method(value: str | None) -> str | None:
@@ -119,6 +144,10 @@ def _whole_number(value: str | None, variable: str, default: int) -> int:
         raise SettingsError(f"${variable}={value!r} is not a whole number") from None
 
 
+# the variable each setting is read from
+_VARIABLES = {"data_dir": DATA_DIR_ENV, "cache_dir": CACHE_ENV, "embedding_cache": EMBEDDING_CACHE_ENV,
+              "user_catalog": USER_CATALOG_ENV, "keep_titles": KEEP_TITLES_ENV, "ci": CI_ENV,
+              "ci_resamples": CI_RESAMPLES_ENV}
 _configured: Settings | None = None
 
 
@@ -127,10 +156,24 @@ def current_settings() -> Settings:
     return _configured if _configured is not None else Settings.from_environment()
 
 
+def current_user_catalog() -> Path:
+    """The user catalog's path alone. Registering tasks (when ``mteb`` is imported) reads only this, so a
+    bad value of another variable fails the work that uses it, with its message, instead of every import."""
+    return _configured.user_catalog if _configured is not None else _user_catalog(os.environ)
+
+
 def configure(**changes: Any) -> Settings:
-    """Replace settings for the rest of the process (the CLI's ``--data-dir``); returns the new settings."""
+    """Replace settings for the rest of the process (the CLI's ``--data-dir``); returns the new settings.
+
+    A variable whose setting is replaced is not read: ``--data-dir`` stands in for a stale
+    ``$AIRBENCH_MTEB_DATA_DIR``."""
     global _configured
-    _configured = replace(current_settings(), **changes)
+    if _configured is None:
+        replaced = {_VARIABLES.get(name) for name in changes}
+        base = Settings.from_environment({k: v for k, v in os.environ.items() if k not in replaced})
+    else:
+        base = _configured
+    _configured = replace(base, **changes)
     return _configured
 
 
