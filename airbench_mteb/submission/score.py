@@ -41,12 +41,21 @@ def read_package(path: Path) -> list[SearchResultsFile]:
 
 
 def _members(path: Path) -> Iterator[tuple[str, str, bytes]]:
-    if path.is_dir():
-        for file in sorted(path.glob("*/*/*.json")):
-            yield file.relative_to(path).as_posix(), str(file), file.read_bytes()
-        return
     if not path.exists():
         raise DatasetError("not found: give a package zip or the folder holding <task_type>/<domain>/", path=path)
+    try:
+        if path.is_dir():
+            for file in sorted(path.glob("*/*/*.json")):
+                yield file.relative_to(path).as_posix(), str(file), file.read_bytes()
+        elif path.is_file():  # never opened otherwise: reading a FIFO would wait for a writer
+            yield from _zip_members(path)
+        else:
+            raise DatasetError("neither a zip file nor a folder", path=path)
+    except OSError as error:
+        raise DatasetError(f"cannot read it: {error.strerror or error}", path=error.filename or path) from None
+
+
+def _zip_members(path: Path) -> Iterator[tuple[str, str, bytes]]:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -55,8 +64,6 @@ def _members(path: Path) -> Iterator[tuple[str, str, bytes]]:
                 yield name, f"{path}:{name}", archive.read(name)
     except (zipfile.BadZipFile, zlib.error, EOFError) as error:
         raise DatasetError(_not_a_zip(path, error), path=path) from None
-    except OSError as error:
-        raise DatasetError(f"cannot read it: {error.strerror or error}", path=path) from None
 
 
 def _not_a_zip(path: Path, error: BaseException) -> str:

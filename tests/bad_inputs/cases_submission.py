@@ -7,6 +7,7 @@ dev only), BM25's prediction files over it, and the package made from them. Case
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 import zipfile
@@ -255,6 +256,22 @@ def _file(name: str, content: bytes) -> Callable[[Workspace], Path]:
 def _truncated(ws: Workspace) -> Path:
     (ws.tmp / "cut.zip").write_bytes(_shared(ws).package.read_bytes()[:300])
     return ws.tmp / "cut.zip"
+
+
+def _fifo(ws: Workspace) -> Path:
+    os.mkfifo(ws.tmp / "pipe.zip")
+    return ws.tmp / "pipe.zip"
+
+
+def _corrupt_member(ws: Workspace) -> Path:
+    """The package with one byte of a member's compressed data changed (its CRC no longer matches)."""
+    raw = bytearray(_shared(ws).package.read_bytes())
+    with zipfile.ZipFile(_shared(ws).package) as archive:
+        info = archive.getinfo(NEWS_DEV)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start + info.compress_size // 2] ^= 0xFF
+    (ws.tmp / "corrupt.zip").write_bytes(bytes(raw))
+    return ws.tmp / "corrupt.zip"
 
 
 def _empty_zip(ws: Workspace) -> Path:
@@ -574,6 +591,10 @@ CASES = [
     Case("submission-pkg-missing-folder",
          argv=lambda ws: ["package-submission", "--predictions", str(ws.tmp / "nowhere"), "--out", str(ws.tmp / "o")],
          error="nowhere: no MTEB prediction files"),
+    Case("submission-pkg-predictions-is-file",
+         argv=lambda ws: ["package-submission", "--predictions", str(_file("p.json", b"{}")(ws)), "--out",
+                          str(ws.tmp / "o")],
+         error="p.json: no MTEB prediction files"),
     Case("submission-pkg-malformed-json", argv=_malformed_prediction,
          error=f"{ARXIV}_predictions.json: cannot read this prediction file"),
     Case("submission-pkg-no-model-meta", argv=_pack(lambda ws, d: d.pop("mteb_model_meta")),
@@ -590,6 +611,8 @@ CASES = [
     Case("submission-score-truncated-zip", argv=_score(_truncated), error="cut.zip: a damaged zip file"),
     Case("submission-score-text-file", argv=_score(_file("notes.txt", b"hello")),
          error="notes.txt: neither a zip file nor a folder"),
+    Case("submission-score-fifo", argv=_score(_fifo), error="pipe.zip: neither a zip file nor a folder"),
+    Case("submission-score-corrupt-member", argv=_score(_corrupt_member), error="corrupt.zip: a damaged zip file"),
     Case("submission-score-empty-zip", argv=_score(_empty_zip), error="empty.zip: no search-results files"),
     Case("submission-score-member-twice", argv=_score(_twice_member), error=f"member {NEWS_DEV} is in the zip 2 times"),
     Case("submission-score-not-json-member", argv=_score(_text_member(NEWS_DEV, b"{oops")),
