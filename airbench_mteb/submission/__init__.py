@@ -1,4 +1,5 @@
-"""AIR-Bench leaderboard packages: build them from MTEB prediction files, and score them on local qrels."""
+"""AIR-Bench leaderboard packages: build them from MTEB prediction files, check them as the leaderboard reads them
+(one validator, :mod:`airbench_mteb.submission.validate`, for both commands), and score them on local qrels."""
 
 from airbench_mteb.submission.layout import NO_RERANKER, SearchResultsFile, parse_search_results
 from airbench_mteb.submission.package import package_submission, submission_files
