@@ -13,8 +13,12 @@ import importlib
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args
+from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args, llm_options
+
+if TYPE_CHECKING:
+    from airbench_mteb.generation.airbench import AirBenchConfig
 
 GENERATORS = (
     "airbench_mteb.commands.generate:register_airbench",
@@ -24,13 +28,12 @@ GENERATORS = (
 )
 
 
-def _airbench(args: argparse.Namespace) -> int:
-    from airbench_mteb.generation.airbench import AirBenchConfig, generate_airbench
+def _airbench_config(args: argparse.Namespace) -> AirBenchConfig:
+    from airbench_mteb.generation.airbench import AirBenchConfig
     from airbench_mteb.generation.airbench.candidates import CandidateSettings
     from airbench_mteb.generation.airbench.qc import QCSettings
-    from airbench_mteb.generation.airbench.rerankers import ModelPlacement
 
-    config = AirBenchConfig(
+    return AirBenchConfig(
         corpus=str(args.corpus), domain=args.domain, language=args.language, task_type=args.task_type,
         dataset=args.dataset, version=args.version, num_queries=args.num_queries, seed=args.seed,
         rewrites=args.rewrites, min_length=args.min_length, max_length=args.max_length,
@@ -38,16 +41,26 @@ def _airbench(args: argparse.Namespace) -> int:
                                      max_tokens=args.max_tokens, hard_negatives=(args.min_negatives, args.max_negatives),
                                      hard_negative_chars=args.hard_negative_chars, document_chars=args.document_chars),
         qc=QCSettings(recall_depth=args.recall_depth, positive_levels=tuple(args.judge_positive_levels)),
-        recall_encoder=args.recall_encoder, rerankers=tuple(args.rerankers.split(",")),
+        recall_encoder=args.recall_encoder, rerankers=tuple(spec.strip() for spec in args.rerankers.split(",")),
         source_name=args.source_name or Path(args.corpus).name, source_url=args.source_url,
         source_license=args.source_license)
 
+
+def _airbench(args: argparse.Namespace) -> int:
+    from airbench_mteb.generation.airbench import generate_airbench
+    from airbench_mteb.generation.airbench.pipeline import prepare_corpus
+    from airbench_mteb.generation.airbench.rerankers import ModelPlacement
+
+    # every option, then the corpus, is checked before an LLM is loaded
+    config = _airbench_config(args)
     placement = ModelPlacement(device=args.device, batch_size=args.qc_batch_size, fp16=args.fp16)
+    options = llm_options(args)
+    corpus = prepare_corpus(config)
 
     async def run() -> Path:
-        client = client_from_args(args, args.out)
+        client = client_from_args(options, args)
         try:
-            return await generate_airbench(config, client, args.out, placement, show_progress=True)
+            return await generate_airbench(config, client, args.out, placement, corpus=corpus, show_progress=True)
         finally:
             await client.aclose()
             print(f"LLM: {client.account.summary()}")

@@ -13,16 +13,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args
+from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args, llm_options
 from airbench_mteb.generation.cocktail import CocktailConfig, CocktailRun, LLMSource
 from airbench_mteb.generation.cocktail.answers import FAILED
 from airbench_mteb.generation.cocktail.output import write_run_account
 from airbench_mteb.generation.cocktail.quality import DEFAULT_MODEL, plus_minus, quality_report
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.credentials import refuse_credentials
+from airbench_mteb.generation.llm.factory import BACKENDS, LLMOptions
 
 if TYPE_CHECKING:
     from airbench_mteb.generation.llm import LLMClient
+
+Endpoint = tuple[str, str | None, str | None]  # (backend, model, base URL): sources on one endpoint share a client
 
 _SPEC_KEYS = {"model": "model", "base-url": "base_url", "base_url": "base_url", "temperature": "temperature"}
 
@@ -46,22 +49,28 @@ def parse_llm_spec(values: Sequence[str], *, backend: str, model: str | None, ba
         settings["temperature"] = float(settings["temperature"])
     except ValueError:
         raise GenerationError(f"--llm {name}: temperature must be a number, got {settings['temperature']!r}") from None
+    if settings["backend"] not in BACKENDS:
+        raise GenerationError(f"--llm {name}: unknown backend {settings['backend']!r}; use one of {', '.join(BACKENDS)}")
+    if settings["backend"] == "openai" and not settings["model"]:
+        raise GenerationError(f"--llm {name}: the openai backend needs model=NAME (or --model)")
     if settings["base_url"]:
         refuse_credentials(settings["base_url"])  # the spec is journaled and published
     return LLMSource(name=name, **settings)
 
 
-async def _run_with_clients(args: argparse.Namespace, cocktail_run: CocktailRun,
-                            sources: Sequence[LLMSource]) -> dict[str, Any]:
-    """One client per endpoint (sources on one endpoint share it); each endpoint's account is printed and
-    written to ``run_account.json``, also when the run fails."""
-    by_endpoint: dict[tuple[str, str | None, str | None], LLMClient] = {}
+def _endpoint_options(args: argparse.Namespace, sources: Sequence[LLMSource]) -> dict[Endpoint, LLMOptions]:
+    """The checked LLM options of every endpoint (sources on one endpoint share its client)."""
+    return {s.endpoint: llm_options(args, backend=s.backend, model=s.model, base_url=s.base_url) for s in sources}
+
+
+async def _run_with_clients(args: argparse.Namespace, cocktail_run: CocktailRun, sources: Sequence[LLMSource],
+                            endpoints: Mapping[Endpoint, LLMOptions]) -> dict[str, Any]:
+    """One client per endpoint; each endpoint's account is printed and written to ``run_account.json``, also
+    when the run fails."""
+    by_endpoint: dict[Endpoint, LLMClient] = {}
     try:
-        for source in sources:
-            if source.endpoint not in by_endpoint:
-                endpoint_args = argparse.Namespace(**{**vars(args), "backend": source.backend,
-                                                      "model": source.model, "base_url": source.base_url})
-                by_endpoint[source.endpoint] = client_from_args(endpoint_args, args.out)
+        for endpoint, options in endpoints.items():
+            by_endpoint[endpoint] = client_from_args(options, args)
         return await cocktail_run.run({s.name: by_endpoint[s.endpoint] for s in sources}, args.concurrency,
                                       show_progress=True)
     finally:
@@ -78,14 +87,16 @@ async def _run_with_clients(args: argparse.Namespace, cocktail_run: CocktailRun,
 
 
 def _cocktail(args: argparse.Namespace) -> int:
+    # every option and --llm spec, then the input, is checked before an LLM is loaded
     sources = tuple(parse_llm_spec(values, backend=args.backend, model=args.model, base_url=args.base_url,
                                    temperature=args.temperature) for values in args.llm)
     config = CocktailConfig(corpus=str(args.corpus), sources=sources, max_docs=args.max_docs, seed=args.seed,
                             min_words=args.min_words, max_words=args.max_words, max_tokens=args.max_tokens,
                             require_marker=args.require_marker, max_failures=args.max_failures,
                             language=args.language)
-    cocktail_run = CocktailRun(config, args.out)  # bad input fails here, before a model is loaded
-    manifest = asyncio.run(_run_with_clients(args, cocktail_run, sources))
+    endpoints = _endpoint_options(args, sources)
+    cocktail_run = CocktailRun(config, args.out)
+    manifest = asyncio.run(_run_with_clients(args, cocktail_run, sources, endpoints))
     print(f"dataset written to {args.out} (card: {args.out / 'README.md'})")
     failed = sum(s["outcomes"].get(FAILED, 0) for s in manifest["sources"].values())
     if failed:

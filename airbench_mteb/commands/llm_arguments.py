@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from airbench_mteb.generation.llm import LLMClient
+    from airbench_mteb.generation.llm.factory import LLMOptions
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,16 +33,18 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--threads", type=int, default=1, help="llama.cpp threads (llamacpp backend)")
 
 
-def client_from_args(args: argparse.Namespace, out: Path) -> LLMClient:
-    from airbench_mteb.generation.llm import (
-        Account,
-        LLMClient,
-        ResponseCache,
-        make_backend,
-    )
+def llm_options(args: argparse.Namespace, **changes: Any) -> LLMOptions:
+    """The LLM options of the command line (``changes`` replace some: a co*cktail source's own endpoint),
+    checked before anything is read or loaded."""
+    from airbench_mteb.generation.llm.factory import LLMOptions
 
-    backend = make_backend(args.backend, model=args.model, base_url=args.base_url, timeout=args.timeout,
-                           structured_output=args.structured_output, n_threads=args.threads)
-    cache = ResponseCache(args.cache or out / ".work" / "llm_cache.sqlite")
-    return LLMClient(backend, cache, concurrency=args.concurrency, max_retries=args.max_retries,
-                     account=Account(price_in=args.price_in, price_out=args.price_out))
+    given = {"backend": args.backend, "model": args.model, "base_url": args.base_url,
+             "structured_output": args.structured_output, "concurrency": args.concurrency, "timeout": args.timeout,
+             "max_retries": args.max_retries, "price_in": args.price_in, "price_out": args.price_out,
+             "threads": args.threads}
+    return LLMOptions(**{**given, **changes})
+
+
+def client_from_args(options: LLMOptions, args: argparse.Namespace) -> LLMClient:
+    """The client the options describe, its answers cached in ``--cache`` (default: OUT/.work/llm_cache.sqlite)."""
+    return options.client(args.cache or args.out / ".work" / "llm_cache.sqlite")

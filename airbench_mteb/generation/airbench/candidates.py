@@ -14,10 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from airbench_mteb.data.languages import language_name
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.attributes import QueryAttributes
+from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient
+
+TASK_TYPES = ("qa", "long-doc")
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,20 @@ class CandidateSettings:
     short_text_chars: int = 120  # bound on characters, scenarios and queries
     hard_negative_chars: int = 500
     max_tokens: int = 256
+
+    def __post_init__(self) -> None:
+        checks.one_of("--task-type", self.task_type, TASK_TYPES)
+        for option, value in (("characters", self.characters), ("scenarios", self.scenarios),
+                              ("--document-chars", self.document_chars), ("short_text_chars", self.short_text_chars),
+                              ("--hard-negative-chars", self.hard_negative_chars), ("--max-tokens", self.max_tokens)):
+            checks.whole_number(option, value, 1)
+        checks.temperature("--temperature", self.temperature)
+        if not isinstance(self.hard_negatives, tuple) or len(self.hard_negatives) != 2:
+            raise GenerationError(f"hard_negatives must be a (minimum, maximum) pair, got {self.hard_negatives!r}")
+        low, high = self.hard_negatives
+        checks.whole_number("--min-negatives", low, 1)
+        checks.whole_number("--max-negatives", high, 1)
+        checks.ordered("--min-negatives", low, "--max-negatives", high)
 
 
 def call_seed(seed: int, index: int, step: str) -> int:

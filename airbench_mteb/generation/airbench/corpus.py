@@ -98,20 +98,43 @@ def split_long_document(text: str, *, chunk_size: int = 200, chunk_overlap: int 
 def read_corpus_file(path: str | Path) -> list[tuple[str, str]]:
     """``.jsonl`` rows with ``id``/``_id`` and ``text`` (and optional ``title``), or plain text with one
     document per non-blank line (ids ``line-<n>``)."""
+    path = _corpus_path(path)
+    if path.suffix == ".jsonl":
+        return _read_corpus_jsonl(path)
+    return [(f"line-{n}", line.strip()) for n, line in enumerate(_read_text(path).splitlines(), start=1)
+            if line.strip()]
+
+
+def read_long_document(path: str | Path) -> str:
+    """The text of a Long-Doc corpus file."""
+    return _read_text(_corpus_path(path))
+
+
+def _corpus_path(path: str | Path) -> Path:
     path = Path(path)
     if not path.is_file():
-        raise DatasetError("corpus file not found", path=path)
-    if path.suffix == ".jsonl":
-        rows = []
-        for line, row in read_jsonl(path):
-            id_key = "_id" if "_id" in row else "id"
-            doc_id = text_field(row, id_key, path=path, line=line)
-            text = text_field(row, "text", path=path, line=line)
-            title = str(row.get("title") or "").strip()
-            rows.append((doc_id, f"{title}\n{text}" if title else text))
-        return rows
-    with path.open(encoding="utf-8") as handle:
-        try:
-            return [(f"line-{n}", line.strip()) for n, line in enumerate(handle, start=1) if line.strip()]
-        except UnicodeDecodeError as error:
-            raise DatasetError(f"not valid UTF-8 ({error.reason})", path=path) from None
+        raise DatasetError("corpus file not found" if not path.exists() else "corpus is not a file", path=path)
+    return path
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"not valid UTF-8 ({error.reason})", path=path) from None
+
+
+def _read_corpus_jsonl(path: Path) -> list[tuple[str, str]]:
+    rows = []
+    seen: dict[str, int] = {}
+    for line, row in read_jsonl(path):
+        id_key = "_id" if "_id" in row else "id"
+        doc_id = text_field(row, id_key, path=path, line=line)
+        if doc_id in seen:  # a second text under one id would silently replace the first
+            raise DatasetError(f"duplicate document id (first seen on line {seen[doc_id]})", path=path, line=line,
+                               item_id=doc_id)
+        seen[doc_id] = line
+        text = text_field(row, "text", path=path, line=line)
+        title = text_field(row, "title", path=path, line=line, allow_empty=True).strip() if "title" in row else ""
+        rows.append((doc_id, f"{title}\n{text}" if title else text))
+    return rows

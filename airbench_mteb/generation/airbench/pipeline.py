@@ -21,9 +21,11 @@ from tqdm.auto import tqdm
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, write_jsonl
 from airbench_mteb.data.languages import eval_language
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.attributes import AttributeSampler
 from airbench_mteb.generation.airbench.candidates import (
+    TASK_TYPES,
     CandidateGenerator,
     CandidateSettings,
 )
@@ -31,6 +33,7 @@ from airbench_mteb.generation.airbench.corpus import (
     PreparedCorpus,
     prepare_qa_corpus,
     read_corpus_file,
+    read_long_document,
     split_long_document,
 )
 from airbench_mteb.generation.airbench.output import (
@@ -47,7 +50,13 @@ from airbench_mteb.generation.airbench.qc import (
     QCSettings,
     QualityControl,
 )
-from airbench_mteb.generation.airbench.rerankers import DEFAULT_PLACEMENT, ModelPlacement, make_encoder, make_reranker
+from airbench_mteb.generation.airbench.rerankers import (
+    DEFAULT_PLACEMENT,
+    ModelPlacement,
+    check_reranker_spec,
+    make_encoder,
+    make_reranker,
+)
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.client import LLMClient
 from airbench_mteb.generation.store import Journal
@@ -79,21 +88,56 @@ class AirBenchConfig:
     source_url: str = ""
     source_license: str = "unknown"
 
+    def __post_init__(self) -> None:
+        checks.one_of("--task-type", self.task_type, TASK_TYPES)
+        if self.candidates.task_type != self.task_type or self.candidates.language != self.language:
+            raise GenerationError("candidate settings must carry the config's task type and language")
+        checks.whole_number("--num-queries", self.num_queries, 1)
+        checks.seed("--seed", self.seed)
+        checks.whole_number("--rewrites", self.rewrites, 0)
+        checks.whole_number("--min-length", self.min_length, 1)
+        checks.whole_number("--max-length", self.max_length, 1)
+        checks.ordered("--min-length", self.min_length, "--max-length", self.max_length)
+        checks.whole_number("chunk_size", self.chunk_size, 1)
+        checks.whole_number("chunk_overlap", self.chunk_overlap, 0, self.chunk_size - 1)
+        checks.one_of("long_doc_split", self.long_doc_split, ("dev", "test"))
+        if not self.rerankers:
+            raise GenerationError("--rerankers needs at least one reranker")
+        for spec in self.rerankers:
+            check_reranker_spec(spec)
+
     def fingerprint(self) -> str:
         """What decides the output; a journal made under another fingerprint cannot be resumed."""
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _check_language(language: str) -> None:
+    try:  # an unknown language is refused before any LLM call, not when the dataset is written
+        eval_language(language)
+    except DatasetError as error:
+        raise GenerationError(str(error)) from None
+
+
 def prepare_corpus(config: AirBenchConfig) -> PreparedCorpus:
+    """The documents queries are made for; a command calls it before loading an LLM, so an unreadable
+    corpus, an unknown language or too few documents for ``num_queries`` cost nothing."""
+    _check_language(config.language)
     source = config.source_name or Path(config.corpus).name
     if config.task_type == "long-doc":
-        text = Path(config.corpus).read_text(encoding="utf-8")
-        chunks = split_long_document(text, chunk_size=config.chunk_size, chunk_overlap=config.chunk_overlap)
-        return PreparedCorpus(documents=chunks, source=source)
-    if config.task_type != "qa":
-        raise GenerationError(f"task type must be 'qa' or 'long-doc', got {config.task_type!r}")
-    return prepare_qa_corpus(read_corpus_file(config.corpus), language=config.language,
-                             min_length=config.min_length, max_length=config.max_length, source=source)
+        text = read_long_document(config.corpus)
+        corpus = PreparedCorpus(documents=split_long_document(text, chunk_size=config.chunk_size,
+                                                              chunk_overlap=config.chunk_overlap), source=source)
+    else:
+        corpus = prepare_qa_corpus(read_corpus_file(config.corpus), language=config.language,
+                                   min_length=config.min_length, max_length=config.max_length, source=source)
+    _check_enough_documents(config, corpus)
+    return corpus
+
+
+def _check_enough_documents(config: AirBenchConfig, corpus: PreparedCorpus) -> None:
+    if config.num_queries > len(corpus.documents):
+        raise GenerationError(f"--num-queries {config.num_queries} exceeds the {len(corpus.documents)} documents "
+                              f"left after corpus preparation of {config.corpus}")
 
 
 def _canonical(record: dict[str, Any]) -> dict[str, Any]:
@@ -108,10 +152,8 @@ def _item_ids(index: int, negatives: int) -> tuple[str, list[str]]:
 def plan_items(config: AirBenchConfig, corpus: PreparedCorpus) -> list[dict[str, Any]]:
     """The seeded choice of positive documents: rows ``{index, positive_id, text}``, one per query to make.
     Rows are independent, so they can be cut into JSONL shards and processed anywhere."""
+    _check_enough_documents(config, corpus)
     ids = sorted(corpus.documents)
-    if config.num_queries > len(ids):
-        raise GenerationError(f"--num-queries {config.num_queries} exceeds the {len(ids)} documents left after "
-                              f"corpus preparation")
     positives = random.Random(f"positives:{config.seed}").sample(ids, config.num_queries)
     return [{"index": i, "positive_id": d, "text": corpus.documents[d]} for i, d in enumerate(positives)]
 
@@ -129,12 +171,7 @@ async def generate_candidates(rows: list[dict[str, Any]], config: AirBenchConfig
 class AirBenchPipeline:
     def __init__(self, config: AirBenchConfig, client: LLMClient | None, out: str | Path,
                  placement: ModelPlacement = DEFAULT_PLACEMENT, *, show_progress: bool = False) -> None:
-        if config.candidates.task_type != config.task_type or config.candidates.language != config.language:
-            raise GenerationError("candidate settings must carry the config's task type and language")
-        try:  # an unknown language is refused before any LLM call, not when the dataset is written
-            eval_language(config.language)
-        except DatasetError as error:
-            raise GenerationError(str(error)) from None
+        _check_language(config.language)
         self.config = config
         self.client = client
         self.out = Path(out)
@@ -209,13 +246,14 @@ class AirBenchPipeline:
             json.dump({**self.client.account.as_dict(), "stage_seconds": self.stage_seconds}, handle, indent=1)
         return out
 
-    async def run(self) -> Path:
-        """Run every stage; ``run_account.json`` gets this process's LLM account and stage times (a
-        resumed run shows what the resume itself cost)."""
-        c = self.config
+    async def run(self, corpus: PreparedCorpus | None = None) -> Path:
+        """Run every stage (the corpus is prepared here unless given: see :func:`prepare_corpus`);
+        ``run_account.json`` gets this process's LLM account and stage times (a resumed run shows what the
+        resume itself cost)."""
         started = time.perf_counter()
-        corpus = prepare_corpus(c)
-        started = self._lap("prepare_corpus", started)
+        if corpus is None:
+            corpus = prepare_corpus(self.config)
+            started = self._lap("prepare_corpus", started)
         candidates = await self._candidates(corpus)
         self._lap("candidates", started)
         return await self.finish(corpus, candidates)
@@ -265,10 +303,12 @@ class AirBenchPipeline:
 
 
 async def generate_airbench(config: AirBenchConfig, client: LLMClient, out: str | Path,
-                            placement: ModelPlacement = DEFAULT_PLACEMENT, *, show_progress: bool = False) -> Path:
-    """Generate the dataset into ``out`` (resuming a run there); progress bars only with ``show_progress``."""
+                            placement: ModelPlacement = DEFAULT_PLACEMENT, *, corpus: PreparedCorpus | None = None,
+                            show_progress: bool = False) -> Path:
+    """Generate the dataset into ``out`` (resuming a run there) from ``corpus`` (by default prepared from
+    ``config.corpus``); progress bars only with ``show_progress``."""
     pipeline = AirBenchPipeline(config, client, out, placement, show_progress=show_progress)
     try:
-        return await pipeline.run()
+        return await pipeline.run(corpus)
     finally:
         pipeline.close()

@@ -32,8 +32,10 @@ from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.rerankers import DenseRecall, Encoder, Reranker
+from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient, Parsed
 
@@ -69,6 +71,15 @@ class QCSettings:
     hard_negative_threshold: int = 20
     other_threshold: int = 10
     positive_levels: tuple[int, ...] = (2, 3)
+
+    def __post_init__(self) -> None:
+        checks.whole_number("--recall-depth", self.recall_depth, 1)
+        checks.whole_number("hard_negative_threshold", self.hard_negative_threshold, 1)
+        checks.whole_number("other_threshold", self.other_threshold, 1)
+        if not self.positive_levels:
+            raise GenerationError("--judge-positive-levels needs at least one level (0-3)")
+        for level in self.positive_levels:
+            checks.whole_number("--judge-positive-levels", level, 0, 3)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 from mteb import TaskMetadata
 
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
@@ -34,6 +35,9 @@ class ModelPlacement:
     device: Device = None
     batch_size: int = 64
     fp16: bool = False
+
+    def __post_init__(self) -> None:
+        checks.whole_number("--qc-batch-size", self.batch_size, 1)
 
     def model_kwargs(self) -> dict[str, Any] | None:
         """Half precision where asked: ``model_kwargs`` of MTEB's sentence-transformers loaders and ``CrossEncoder``."""
@@ -210,9 +214,22 @@ class LLMYesNoReranker:
         return list(await asyncio.gather(*(self._score(query, d) for d in doc_ids)))
 
 
+_NAMED_RERANKERS = ("minilm", "e5", "llm")
+_RERANKERS_WITH_PATH = ("cross-encoder", "flag", "bi-encoder")
+
+
+def check_reranker_spec(spec: str) -> None:
+    """A spec :func:`make_reranker` can build (checked with the config, before any model is loaded)."""
+    kind, _, arg = spec.partition(":")
+    if spec not in _NAMED_RERANKERS and not (kind in _RERANKERS_WITH_PATH and arg):
+        raise GenerationError(f"--rerankers: unknown reranker {spec!r}: use minilm, e5, llm, cross-encoder:PATH, "
+                              "flag:PATH or bi-encoder:PATH")
+
+
 def make_reranker(spec: str, client: LLMClient | None, placement: ModelPlacement = DEFAULT_PLACEMENT) -> Reranker:
     """``minilm``, ``e5``, ``llm`` (the generation LLM), ``cross-encoder:<path>``, ``flag:<path>``,
     or ``bi-encoder:<sentence-transformers path>``; the local models run as ``placement`` says."""
+    check_reranker_spec(spec)
     kind, _, arg = spec.partition(":")
     if spec in ("minilm", "e5"):
         return BiEncoderReranker(make_encoder(spec, placement))
@@ -220,11 +237,8 @@ def make_reranker(spec: str, client: LLMClient | None, placement: ModelPlacement
         if client is None:
             raise GenerationError("the llm reranker needs an LLM client")
         return LLMYesNoReranker(client)
-    if kind == "cross-encoder" and arg:
+    if kind == "cross-encoder":
         return CrossEncoderReranker(arg, placement)
-    if kind == "flag" and arg:
+    if kind == "flag":
         return FlagReranker(arg, placement)
-    if kind == "bi-encoder" and arg:
-        return BiEncoderReranker(MtebEncoder(arg, placement))
-    raise GenerationError(f"unknown reranker {spec!r}: use minilm, e5, llm, cross-encoder:PATH, flag:PATH "
-                          f"or bi-encoder:PATH")
+    return BiEncoderReranker(MtebEncoder(arg, placement))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.cocktail.prompts import prompt_sha256
 from airbench_mteb.generation.errors import GenerationError
 
@@ -22,6 +23,9 @@ class LLMSource:
     model: str | None = None  # GGUF path (llamacpp, default: the bundled SmolLM2) or served model name
     base_url: str | None = None
     temperature: float = 0.2  # the co*cktail corpora were written at 0.2 (llama-2-7b-chat-tmp0.2)
+
+    def __post_init__(self) -> None:
+        checks.temperature(f"--llm {self.name}: temperature", self.temperature)
 
     @property
     def endpoint(self) -> tuple[str, str | None, str | None]:
@@ -53,6 +57,16 @@ class CocktailConfig:
     require_marker: bool = False  # an answer without "Rewritten Text:" is retried, then kept human
     max_failures: int = 20  # failed calls (after retries) before the run stops
     language: str = "en"  # ISO 639-1 code of the corpus, for the dataset card (co*cktail's corpora are English)
+
+    def __post_init__(self) -> None:
+        check_source_names(self.sources)
+        checks.optional_whole_number("--max-docs", self.max_docs, 1)
+        checks.seed("--seed", self.seed)
+        checks.whole_number("--min-words", self.min_words, 1)
+        checks.whole_number("--max-words", self.max_words, 1)
+        checks.ordered("--min-words", self.min_words, "--max-words", self.max_words)
+        checks.whole_number("--max-tokens", self.max_tokens, 1)
+        checks.whole_number("--max-failures", self.max_failures, 1)
 
     def sampling(self) -> dict[str, Any]:
         """What decides the documents and prompts; a journal made under other values cannot be resumed."""

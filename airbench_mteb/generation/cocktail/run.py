@@ -17,7 +17,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from airbench_mteb.generation.cocktail.answers import FAILED
-from airbench_mteb.generation.cocktail.config import CocktailConfig, check_source_names
+from airbench_mteb.generation.cocktail.config import CocktailConfig
 from airbench_mteb.generation.cocktail.corpus import read_input
 from airbench_mteb.generation.cocktail.output import write_output
 from airbench_mteb.generation.cocktail.rewrite import rewrite
@@ -43,7 +43,6 @@ class CocktailRun:
     """Input, sample and journal are checked on creation, before any LLM is loaded or called."""
 
     def __init__(self, config: CocktailConfig, out: str | Path) -> None:
-        check_source_names(config.sources)
         self.config = config
         self.out = Path(out)
         self.data = read_input(config.corpus)

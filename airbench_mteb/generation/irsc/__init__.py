@@ -6,7 +6,7 @@ have the LLM write them, ``sampling`` makes the seeded choices, ``build`` runs i
 ``output`` writes the folder (layout in its docstring).
 """
 
-from airbench_mteb.generation.irsc.build import BuildSummary, build_irsc, generate_irsc
+from airbench_mteb.generation.irsc.build import BuildSummary, build_irsc, generate_irsc, read_sources
 from airbench_mteb.generation.irsc.records import BuildConfig, SourceRecord
 
-__all__ = ["BuildConfig", "BuildSummary", "SourceRecord", "build_irsc", "generate_irsc"]
+__all__ = ["BuildConfig", "BuildSummary", "SourceRecord", "build_irsc", "generate_irsc", "read_sources"]

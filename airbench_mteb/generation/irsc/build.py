@@ -148,15 +148,23 @@ class _Build:
         self._trim_corpus()
 
 
-async def generate_irsc(records: Iterable[SourceRecord], out: str | Path, config: BuildConfig | None = None,
-                        client: LLMClient | None = None, *, show_progress: bool = True) -> BuildSummary:
-    """Build the IRSC dataset folder ``<out>/irsc`` (replaced as a whole only once complete); without
-    ``client`` the parts that need an LLM are skipped and listed."""
-    config = config or BuildConfig()
-    out = Path(out)
+def read_sources(records: Iterable[SourceRecord]) -> SourcePool:
+    """Every record read (a command does it before loading an LLM: a bad source file costs nothing)."""
     pool = SourcePool.from_records(records)
     if not any(pool.corpus.values()):
         raise GenerationError("the sources gave no paragraphs")
+    return pool
+
+
+async def generate_irsc(records: Iterable[SourceRecord] | SourcePool, out: str | Path,
+                        config: BuildConfig | None = None, client: LLMClient | None = None, *,
+                        show_progress: bool = True) -> BuildSummary:
+    """Build the IRSC dataset folder ``<out>/irsc`` (replaced as a whole only once complete) from source
+    records (or their :func:`read_sources` pool); without ``client`` the parts that need an LLM are skipped
+    and listed."""
+    config = config or BuildConfig()
+    out = Path(out)
+    pool = records if isinstance(records, SourcePool) else read_sources(records)
     llm = None
     if client is not None:
         params = LLMParams(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed)
@@ -178,7 +186,7 @@ async def generate_irsc(records: Iterable[SourceRecord], out: str | Path, config
     return BuildSummary(root, sizes, built, build.skipped)
 
 
-def build_irsc(records: Iterable[SourceRecord], out: str | Path, config: BuildConfig | None = None,
+def build_irsc(records: Iterable[SourceRecord] | SourcePool, out: str | Path, config: BuildConfig | None = None,
                client: LLMClient | None = None, *, show_progress: bool = True) -> BuildSummary:
     """:func:`generate_irsc` in an event loop of its own, for callers outside one (an offline build, a
     script); a command that also closes its LLM client awaits :func:`generate_irsc` in its own loop."""

@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass
 
 from airbench_mteb.catalog.irsc import LANGUAGES, TASKS
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.errors import GenerationError
 
 
@@ -45,10 +46,12 @@ class BuildConfig:
     max_tokens: int = 256         # per LLM answer
 
     def __post_init__(self) -> None:
-        if self.per_task < 1 or self.cross_per_task < 1:
-            raise GenerationError("per_task and cross_per_task must be at least 1")
-        if self.corpus_limit is not None and self.corpus_limit < 1:
-            raise GenerationError("corpus_limit must be at least 1")
+        checks.whole_number("--per-task", self.per_task, 1)
+        checks.whole_number("--cross-per-task", self.cross_per_task, 1)
+        checks.optional_whole_number("--corpus-limit", self.corpus_limit, 1)
+        checks.seed("--seed", self.seed)
+        checks.temperature("--temperature", self.temperature)
+        checks.whole_number("--max-tokens", self.max_tokens, 1)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from typing import Any
 from airbench_mteb.catalog.irsc import LLM_TASKS, TASKS, IRSCSource, irsc_catalog
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_jsonl
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.irsc.records import SourceRecord
 
@@ -186,7 +187,12 @@ def irsc_hub_sources() -> tuple[IRSCSource, ...]:
 def source_records(local: Sequence[Path], *, hub: bool = False, hub_limit: int | None = None,
                    shipped: bool = False) -> Iterator[SourceRecord]:
     """The records of a build, read lazily: local JSONL files, then the paper's hub datasets, then the
-    shipped offline text."""
+    shipped offline text (the arguments are checked now)."""
+    checks.optional_whole_number("--hub-limit", hub_limit, 1)
+    return _source_records(local, hub, hub_limit, shipped)
+
+
+def _source_records(local: Sequence[Path], hub: bool, hub_limit: int | None, shipped: bool) -> Iterator[SourceRecord]:
     for path in local:
         yield from read_records_jsonl(path)
     if hub:

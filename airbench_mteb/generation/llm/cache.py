@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import Completion, LLMParams, Messages
 
 
@@ -31,14 +32,19 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        # ``llm`` is the identity as JSON, for people reading the file; the key already covers it
-        self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, llm TEXT, response TEXT)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS sent (key TEXT PRIMARY KEY, llm TEXT)")
-        self._db.commit()
+        if self.path.exists() and not self.path.is_file():
+            raise GenerationError(f"the LLM response cache {self.path} is not a file (--cache)")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            # ``llm`` is the identity as JSON, for people reading the file; the key already covers it
+            self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, llm TEXT, response TEXT)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS sent (key TEXT PRIMARY KEY, llm TEXT)")
+            self._db.commit()
+        except (OSError, sqlite3.Error) as error:  # a text file, a read-only folder, a file where a folder goes
+            raise GenerationError(f"the LLM response cache {self.path} cannot be used (--cache): {error}") from None
 
     def get(self, key: str) -> Completion | None:
         row = self._db.execute("SELECT response FROM answers WHERE key = ?", (key,)).fetchone()

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.account import Account
 from airbench_mteb.generation.llm.base import (
@@ -48,8 +49,9 @@ class LLMClient:
     def __init__(self, backend: Backend, cache: ResponseCache | None = None, *, concurrency: int = 4,
                  max_retries: int = 6, backoff: float = 0.5, max_backoff: float = 30.0, parse_attempts: int = 3,
                  account: Account | None = None) -> None:
-        if concurrency < 1:
-            raise GenerationError(f"concurrency must be at least 1, got {concurrency}")
+        checks.whole_number("concurrency", concurrency, 1)
+        checks.whole_number("max_retries", max_retries, 0)
+        checks.whole_number("parse_attempts", parse_attempts, 1)
         self.backend = backend
         self.cache = cache
         self.max_retries = max_retries

@@ -1,9 +1,19 @@
-"""Build a backend from command-line style settings."""
+"""Build a backend, or a whole client, from command-line style settings."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.errors import GenerationError
+from airbench_mteb.generation.llm.account import Account
 from airbench_mteb.generation.llm.base import Backend
+from airbench_mteb.generation.llm.cache import ResponseCache
+from airbench_mteb.generation.llm.client import LLMClient
+from airbench_mteb.generation.llm.credentials import refuse_credentials
+from airbench_mteb.generation.llm.openai_backend import STRUCTURED_OUTPUT_MODES
 
 BACKENDS = ("llamacpp", "openai")
 
@@ -23,3 +33,57 @@ def make_backend(name: str, *, model: str | None = None, base_url: str | None = 
             raise GenerationError("the openai backend needs --model (the name the server serves)")
         return OpenAICompatibleBackend(model, base_url, timeout=timeout, structured_output=structured_output)
     raise GenerationError(f"unknown backend {name!r}; choose one of {BACKENDS}")
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """The LLM options every generator shares, checked when built: a bad value is refused before any
+    model is loaded or any call is made."""
+
+    backend: str = "llamacpp"
+    model: str | None = None  # GGUF path (llamacpp) or served model name (openai)
+    base_url: str | None = None
+    structured_output: str = "json_object_schema"
+    concurrency: int = 4
+    timeout: float = 120.0  # seconds per call
+    max_retries: int = 6
+    price_in: float = 0.0  # per million prompt tokens
+    price_out: float = 0.0  # per million completion tokens
+    threads: int = 1  # llama.cpp threads
+
+    def __post_init__(self) -> None:
+        checks.one_of("--backend", self.backend, BACKENDS)
+        checks.one_of("--structured-output", self.structured_output, STRUCTURED_OUTPUT_MODES)
+        if self.backend == "openai" and not self.model:
+            raise GenerationError("the openai backend needs --model (the name the server serves)")
+        if self.base_url:
+            _check_base_url(self.base_url)
+        checks.whole_number("--concurrency", self.concurrency, 1)
+        checks.number("--timeout", self.timeout, 0, above=True)
+        checks.whole_number("--max-retries", self.max_retries, 0)
+        checks.number("--price-in", self.price_in, 0)
+        checks.number("--price-out", self.price_out, 0)
+        checks.whole_number("--threads", self.threads, 1)
+
+    def backend_instance(self) -> Backend:
+        """The backend (a llamacpp model is loaded here)."""
+        return make_backend(self.backend, model=self.model, base_url=self.base_url, timeout=self.timeout,
+                            structured_output=self.structured_output, n_threads=self.threads)
+
+    def client(self, cache: Path | None) -> LLMClient:
+        """A client over a new backend, answers kept in the ``cache`` file (opened first: a bad cache path
+        fails before a model is loaded)."""
+        responses = ResponseCache(cache) if cache is not None else None
+        return LLMClient(self.backend_instance(), responses, concurrency=self.concurrency,
+                         max_retries=self.max_retries, account=Account(price_in=self.price_in, price_out=self.price_out))
+
+
+def _check_base_url(url: str) -> None:
+    refuse_credentials(url)  # first: the messages below repeat the URL, and the endpoint is journaled
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as error:
+        raise GenerationError(f"--base-url {url!r} is not a URL ({error})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise GenerationError(f"--base-url {url!r} must be an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
