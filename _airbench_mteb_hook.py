@@ -5,12 +5,20 @@ line imports this module at interpreter start. It only installs a meta-path find
 only, no import of mteb or the plugin); the finder waits for ``import mteb``, lets mteb's
 ``__init__`` finish, removes itself and registers the plugin's tasks. Set
 ``AIRBENCH_MTEB_NO_HOOK=1`` to switch it off.
+
+In mteb's own command line (``mteb run ...``), an error of the plugin's family (a bad setting,
+bad data) is printed as the one line that names its culprit, as ``airbench-mteb`` prints it,
+instead of a traceback; every other error keeps its traceback.
 """
 
 # Only modules the interpreter has already loaded at start-up: this file runs in every Python
 # process of the environment, so it must cost next to nothing (no importlib.abc, no typing).
 import os
 import sys
+
+NO_HOOK_ENV = "AIRBENCH_MTEB_NO_HOOK"
+_YES = ("1", "true", "yes", "on")
+_NO = ("0", "false", "no", "off")
 
 
 class _RegisterAfterMtebImport:
@@ -31,6 +39,8 @@ class _RegisterAfterMtebImport:
         def exec_then_register(module):
             real_exec(module)
             _uninstall()
+            if _running_mteb_cli():
+                sys.excepthook = _one_line_user_errors(sys.excepthook)
             if "airbench_mteb" in sys.modules:
                 return  # the plugin itself is importing mteb; its __init__ registers when done
             try:
@@ -46,13 +56,52 @@ class _RegisterAfterMtebImport:
         return spec
 
 
+def _running_mteb_cli():
+    """``mteb ...`` (the console script) or ``python -m mteb ...`` (argv[0] is still "-m" while mteb is imported)."""
+    if sys.argv and os.path.basename(sys.argv[0]) == "mteb":
+        return True
+    given = getattr(sys, "orig_argv", [])
+    module = given.index("-m") + 1 if "-m" in given else len(given)  # the interpreter's own -m comes first
+    return given[module:module + 1] == ["mteb"]
+
+
+def _one_line_user_errors(previous):
+    """An excepthook printing the plugin's user errors as ``mteb: <message>``; others go to ``previous``."""
+
+    def excepthook(kind, error, trace):
+        try:
+            from airbench_mteb.cli import one_line, user_errors
+
+            family = user_errors()
+        except Exception:  # the plugin cannot be imported: nothing of it raised this
+            family = ()
+        if family and issubclass(kind, family):
+            print(f"mteb: {one_line(error)}", file=sys.stderr)
+        else:
+            previous(kind, error, trace)
+
+    return excepthook
+
+
 def _uninstall():
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterMtebImport)]
 
 
+def _switched_off():
+    """``AIRBENCH_MTEB_NO_HOOK``: a yes/no value; another value keeps the hook off and says so."""
+    value = os.environ.get(NO_HOOK_ENV, "").strip().lower()
+    if value in _YES:
+        return True
+    if not value or value in _NO:
+        return False
+    print(f"airbench-mteb: ${NO_HOOK_ENV}={value!r} is neither yes nor no (use one of {', '.join(_YES)} or "
+          f"{', '.join(_NO)}); the start-up hook stays off", file=sys.stderr)
+    return True
+
+
 def install():
     """Idempotent: CPython may process a venv's .pth files twice."""
-    if os.environ.get("AIRBENCH_MTEB_NO_HOOK") or "mteb" in sys.modules:
+    if "mteb" in sys.modules or _switched_off():
         return
     if any(type(f).__name__ == _RegisterAfterMtebImport.__name__ for f in sys.meta_path):
         return

@@ -42,19 +42,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def user_errors() -> tuple[type[Exception], ...]:
+    """The project's error family: a user's mistake (bad data, option, setting or name), told in one line."""
     from airbench_mteb.commands.names import UnknownNameError
     from airbench_mteb.data.errors import DatasetError
     from airbench_mteb.generation.errors import GenerationError
     from airbench_mteb.settings import SettingsError
 
-    args = build_parser().parse_args(argv)
+    return DatasetError, GenerationError, SettingsError, UnknownNameError
+
+
+def one_line(error: BaseException) -> str:
+    return " ".join(str(error).splitlines())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    command = "airbench-mteb"
     try:
+        # building the parser registers the tasks, which reads settings: inside the one error path too
+        args = build_parser().parse_args(argv)
+        command = " ".join(filter(None, (command, args.command, getattr(args, "generator", None))))
         result = args.func(args)
-    except (DatasetError, GenerationError, SettingsError, UnknownNameError) as error:
-        # bad data or a failed generation: the message names the culprit, a traceback adds nothing
-        command = " ".join(filter(None, ("airbench-mteb", args.command, getattr(args, "generator", None))))
-        print(f"{command}: {error}", file=sys.stderr)
+    except user_errors() as error:
+        # the message names the culprit, a traceback adds nothing
+        print(f"{command}: {one_line(error)}", file=sys.stderr)
         return 2
     return int(result or 0)
 

@@ -18,9 +18,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from airbench_mteb.commands.names import check_task_names, model_argument
-from airbench_mteb.commands.run import apply_data_dir
+from airbench_mteb.commands.names import UnknownNameError, check_task_names, model_argument
+from airbench_mteb.commands.run import apply_data_dir, check_positive_option
 from airbench_mteb.registry import register_tasks
+from airbench_mteb.settings import SettingsError
 
 
 def _tasks(args: argparse.Namespace) -> list[Any]:
@@ -30,20 +31,21 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
 
     if args.sources:
         if args.tasks or args.data_dir is None:
-            raise SystemExit("airbench-mteb bias: --sources evaluates the folder given by --data-dir, without -t")
+            raise SettingsError("--sources evaluates the folder given by --data-dir, without -t")
         task = make_source_bias_task(args.data_dir, args.sources, name=args.name, splits=args.eval_splits,
                                      settings=args.settings, keep_titles=args.keep_titles or None)
         register_tasks([type(task)])  # results of the task are then loadable by name
         return [task]
     if not args.tasks:
-        raise SystemExit("airbench-mteb bias: give -t TASK... (e.g. CocktailNFCorpus) or --data-dir FOLDER --sources ...")
+        raise SettingsError("give -t TASK... (e.g. CocktailNFCorpus) or --data-dir FOLDER --sources ...")
     apply_data_dir(args)
     check_task_names(args.tasks)
     tasks = []
     for name in args.tasks:
         task = mteb.get_task(name, eval_splits=args.eval_splits, hf_subsets=args.settings)
         if not isinstance(task, SourceBiasTask):
-            raise SystemExit(f"airbench-mteb bias: {name} is not a source-bias task")
+            raise UnknownNameError(f"{name!r} is not a source-bias task (a co*cktail task or a registered "
+                                   "multi-source folder)")
         task.keep_titles = task.keep_titles or args.keep_titles
         tasks.append(task)
     return tasks
@@ -54,6 +56,7 @@ def bias(args: argparse.Namespace) -> int:
 
     from airbench_mteb.report.bias import bias_summary_table
 
+    check_positive_option("--batch-size", args.batch_size)
     tasks = _tasks(args)
     model = mteb.get_model(model_argument(args.model))
     options: dict[str, Any] = {"cache": mteb.ResultCache(args.output_folder)} if args.output_folder else {}

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from airbench_mteb.catalog import airbench_entries
+from airbench_mteb.commands.names import UnknownNameError
 
 
 def download(args: argparse.Namespace) -> int:
@@ -14,7 +15,8 @@ def download(args: argparse.Namespace) -> int:
     entries = [e for e in airbench_entries()
                if (not args.version or e.version in args.version) and (not args.tasks or e.task_name in args.tasks)]
     if not entries:
-        raise SystemExit("airbench-mteb download: no AIR-Bench dataset matches --version/--tasks")
+        raise UnknownNameError(f"no AIR-Bench dataset matches --version {' '.join(args.version or ['(any)'])} "
+                               f"--tasks {' '.join(args.tasks or ['(any)'])} (`airbench-mteb tasks` lists them)")
     written = fill_mirror(entries, args.data_dir, tuple(args.splits) if args.splits else None)
     print(f"{len(written)} files written under {args.data_dir}")
     return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.registry import register_models
-from airbench_mteb.settings import DATA_DIR_ENV, configure
+from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure, current_settings
 
 
 def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
@@ -16,9 +16,17 @@ def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_data_dir(args: argparse.Namespace) -> None:
-    # a folder that is not there is a SettingsError: cli.main prints it in one line, exit 2
+    """``--data-dir`` for the process, and every setting checked before any work: a folder that is not there or a
+    bad variable is a SettingsError, which cli.main prints in one line (exit 2)."""
     if getattr(args, "data_dir", None) is not None:
         configure(data_dir=args.data_dir.resolve())
+    current_settings()
+
+
+def check_positive_option(option: str, value: int | None) -> None:
+    """A count option (``--batch-size``, ``--rerank-top-k``) is unset or at least 1, checked before any model loads."""
+    if value is not None and value < 1:
+        raise SettingsError(f"{option} must be at least 1, got {value}")
 
 
 def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> str:
@@ -61,9 +69,11 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
     mteb_run = run_parser.get_default("func")
 
     def run(args: argparse.Namespace) -> int:
-        apply_data_dir(args)
+        check_positive_option("--batch-size", args.batch_size)
+        check_positive_option("--rerank-top-k", args.rerank_top_k)
         if args.no_ci:
             configure(ci=None)
+        apply_data_dir(args)
         check_task_names(args.tasks)
         check_benchmark_names(args.benchmarks)
         args.model = model_argument(args.model, args.model_revision)
