@@ -244,14 +244,23 @@ def write_tsv(path: str | Path, header: list[str], rows: Iterable[Iterable[Any]]
 
 
 def field(row: dict[str, Any], name: str, *, path: Path, line: int, allow_empty: bool = False) -> str:
-    """The string value of ``row[name]``, or a DatasetError naming the file and line."""
+    """The string value of ``row[name]``, or a DatasetError naming the file and line.
+
+    ``text`` and ``title`` are texts: strings only (null counts as empty). Every other field is an
+    id: a string or an integer (read as its digits), never a bool, a float or null, which would
+    silently become ids such as "True" or "1.0".
+    """
     if name not in row:
         raise DatasetError(f"missing field {name!r}", path=path, line=line)
     value = row[name]
-    if value is None:
+    is_text = name in ("text", "title")
+    if value is None and is_text:
         value = ""
-    if not isinstance(value, (str, int)):
-        raise DatasetError(f"field {name!r} must be a string, got {type(value).__name__}", path=path, line=line)
+    if isinstance(value, bool) or not isinstance(value, str if is_text else (str, int)):
+        shown = json.dumps(value, default=str, ensure_ascii=False)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise DatasetError(f"field {name!r} must be {'a string' if is_text else 'a string or an integer'}, "
+                           f"got {shown}", path=path, line=line)
     value = str(value)
     if not allow_empty and not value.strip():
         raise DatasetError(f"empty {name!r}", path=path, line=line, item_id=str(row.get("id", row.get("_id", ""))) or None)
