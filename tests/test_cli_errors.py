@@ -1,12 +1,17 @@
-"""Unknown names on the command line: one line naming the culprit, exit code 2, no traceback and no work done."""
+"""User errors on the command line (unknown names, bad options, bad settings): one line naming the culprit, exit
+code 2, no traceback and no work done; in mteb's own command line too."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from airbench_mteb.cli import main
+from airbench_mteb.settings import DATA_DIR_ENV, KEEP_TITLES_ENV, Settings, SettingsError, configure
 
 
 @pytest.mark.parametrize(("argv", "named"), [
@@ -56,3 +61,114 @@ def test_a_data_dir_that_is_not_a_folder(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["run", "-m", "airbench-mteb/bm25", "-t", "IRSCPartRetrieval", "--data-dir", str(missing)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("airbench-mteb run: ") and str(missing) in err and "\n" not in err
+
+
+# --- issue 18, finding 9 and item 7: settings, run options and mteb's own CLI, all in one line -------
+
+def _one_line_error(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines and "Traceback" not in stderr, stderr[-2000:]
+    return lines[-1]
+
+
+def _python(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A fresh interpreter (the start-up hook and the package import run as a user's process does)."""
+    return subprocess.run([sys.executable, *args], env={**os.environ, **env}, cwd=cwd, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def test_a_data_dir_variable_naming_a_file_is_one_line_not_an_import_traceback(tmp_path: Path) -> None:
+    a_file = tmp_path / "mirror.txt"
+    a_file.write_text("not a folder")
+    done = _python(["-m", "airbench_mteb.cli", "run", "-m", "airbench-mteb/bm25", "-t", "IRSCPartRetrieval",
+                    "--output-folder", str(tmp_path / "results")], {DATA_DIR_ENV: str(a_file)}, tmp_path)
+    assert done.returncode == 2
+    line = _one_line_error(done.stderr)
+    assert line.startswith("airbench-mteb run: ") and str(a_file) in line and DATA_DIR_ENV in line
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(("variable", "value", "task", "named"), [
+    (DATA_DIR_ENV, "FILE", "IRSCPartRetrieval", DATA_DIR_ENV),
+    (KEEP_TITLES_ENV, "maybe", "CocktailNFCorpus", "1, true, yes, on or 0, false, no, off"),
+])
+def test_stock_mteb_run_with_a_bad_setting_fails_in_one_line_naming_it(variable: str, value: str, task: str,
+                                                                      named: str, tmp_path: Path) -> None:
+    a_file = tmp_path / "mirror.txt"
+    a_file.write_text("not a folder")
+    value = str(a_file) if value == "FILE" else value
+    done = _python(["-m", "mteb", "run", "-m", "airbench-mteb/bm25", "-t", task, "--output-folder",
+                    str(tmp_path / "results")], {variable: value}, tmp_path)
+    assert done.returncode != 0
+    line = _one_line_error(done.stderr)
+    assert line.startswith("mteb: ") and variable in line and named in line
+    assert "could not register" not in done.stderr  # the plugin itself stayed registered
+
+
+def test_the_hook_is_switched_off_only_by_a_yes(tmp_path: Path) -> None:
+    probe = "import mteb; print(mteb.get_model_meta('airbench-mteb/bm25').name)"
+    assert _python(["-c", probe], {"AIRBENCH_MTEB_NO_HOOK": "0"}, tmp_path).stdout.strip() == "airbench-mteb/bm25"
+    unclear = _python(["-c", "import mteb"], {"AIRBENCH_MTEB_NO_HOOK": "maybe"}, tmp_path)
+    assert "AIRBENCH_MTEB_NO_HOOK='maybe' is neither yes nor no" in unclear.stderr
+
+
+@pytest.mark.parametrize(("option", "value"), [("--batch-size", "0"), ("--batch-size", "-5"),
+                                               ("--rerank-top-k", "0"), ("--rerank-top-k", "-1")])
+def test_run_count_options_below_one_are_one_line_before_a_model_loads(option: str, value: str, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import mteb
+
+    monkeypatch.setattr(mteb, "get_model", lambda *a, **k: pytest.fail("a model was loaded"))
+    argv = ["run", "-m", "airbench-mteb/bm25", "-t", "IRSCPartRetrieval", option, value,
+            "--output-folder", str(tmp_path / "results")]
+    if option == "--rerank-top-k":
+        argv += ["--previous-results", str(tmp_path)]
+    assert main(argv) == 2
+    assert _one_line_error(capsys.readouterr().err) == f"airbench-mteb run: {option} must be at least 1, got {value}"
+
+
+def test_keep_titles_that_is_neither_yes_nor_no_is_refused_naming_the_variable(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEEP_TITLES_ENV, "maybe")
+    assert main(["run", "-m", "airbench-mteb/bm25", "-t", "CocktailNFCorpus", "--output-folder", str(tmp_path)]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert f"${KEEP_TITLES_ENV}='maybe' is neither yes nor no" in line
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", True), ("Yes", True), (" on ", True), ("TRUE", True),
+                                                 ("0", False), ("no", False), ("Off", False), ("", False)])
+def test_keep_titles_reads_the_yes_and_no_words(value: str, expected: bool) -> None:
+    assert Settings.from_environment({KEEP_TITLES_ENV: value}).keep_titles is expected
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "enabled", "y"])
+def test_keep_titles_refuses_other_words(value: str) -> None:
+    with pytest.raises(SettingsError, match=rf"\${KEEP_TITLES_ENV}='{value}' is neither yes nor no"):
+        Settings.from_environment({KEEP_TITLES_ENV: value})
+
+
+def test_a_cache_variable_naming_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "cache").write_text("")
+    with pytest.raises(SettingsError, match=r"\$AIRBENCH_MTEB_CACHE"):
+        Settings.from_environment({"AIRBENCH_MTEB_CACHE": str(tmp_path / "cache")})
+
+
+def test_data_dir_option_stands_in_for_a_stale_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "gone"))
+    assert configure(data_dir=tmp_path).data_dir == tmp_path
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["bias", "-m", "airbench-mteb/bm25"], "give -t TASK"),
+    (["bias", "-m", "airbench-mteb/bm25", "--sources", "human", "llm"], "--sources evaluates the folder"),
+    (["bias", "-m", "airbench-mteb/bm25", "-t", "IRSCPartRetrieval"], "'IRSCPartRetrieval' is not a source-bias task"),
+    (["bias", "-m", "airbench-mteb/bm25", "-t", "CocktailNFCorpus", "--batch-size", "0"], "--batch-size"),
+    (["download", "--data-dir", "OUT", "--version", "AIR-Bench_99"], "no AIR-Bench dataset matches --version AIR-Bench_99"),
+])
+def test_command_misuse_is_one_line_with_exit_2_not_a_systemexit(argv: list[str], named: str, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [str(tmp_path / "out") if arg == "OUT" else arg for arg in argv]
+    assert main(argv) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert line.startswith(f"airbench-mteb {argv[0]}: ") and named in line
