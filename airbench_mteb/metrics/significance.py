@@ -86,7 +86,7 @@ def swap_test(a: np.ndarray, b: np.ndarray, weights: np.ndarray, statistic: Swap
     observed = float(statistic(mean_a, mean_b))
     threshold = abs(observed) - _TIE_TOLERANCE * abs(observed)
     n = len(weights)
-    exact = n < 63 and 2**n <= n_resamples
+    exact = n < 63 and 2**n <= n_resamples  # (the exact sign vectors are bit patterns of int64 row numbers)
     count = 0
     with single_threaded_blas():
         for swaps in _swap_chunks(n, n_resamples, np.random.default_rng(seed), exact):
