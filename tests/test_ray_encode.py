@@ -1,7 +1,9 @@
 """Corpus encoding on a real local Ray cluster (`ray start --head`, 2 CPUs), then a plain MTEB run.
 
 The cluster's encode must leave nothing for the run to encode, give the run's scores, survive a
-worker killed mid-way, and resume from what reached the cache.
+worker killed mid-way, and resume from what reached the cache. What a user can get wrong (options,
+the cache folder, the model) is refused before Ray starts; the summary counts only what was stored
+and read back; an error inside a worker reaches the user as one line.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ import numpy as np
 import pytest
 
 from airbench_mteb import cli
+from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.distributed import EncodeSummary, encode_corpora
 from airbench_mteb.models import MINILM
-from airbench_mteb.models.embedding_cache import _read_keys_file, forget_loaded_stores
+from airbench_mteb.models.embedding_cache import EmbeddingCacheWarning, _read_keys_file, forget_loaded_stores
 from tests.airbench_mirror import chinese_documents, english_documents
 
 TASKS = ["AIR-Bench_24.05_qa_news_en", "AIR-Bench_24.05_qa_news_zh"]  # dev and test share each corpus
@@ -164,6 +167,7 @@ def test_a_worker_killed_mid_way_is_replaced_and_nothing_is_encoded_twice(cluste
     assert killer.killed is not None, "no worker was killed"
     assert 0 < killer.rows_when_killed < DISTINCT_DOCUMENTS  # the kill came mid-way
     assert summary.corpora == 2 and summary.documents == DOCUMENTS and summary.workers == 2
+    assert summary.stored == DOCUMENTS and summary.complete  # every document read back from the folder
     # every text is in the cache, and no block was stored twice: the retried one encoded only what was
     # not stored yet (a text that occurs twice may be stored twice, by two workers meeting it at once)
     assert len(_keys(_document_shards(root))) == DISTINCT_DOCUMENTS
@@ -221,7 +225,9 @@ def test_rerun_encodes_only_the_chunks_that_never_reached_the_cache(
     code = cli.main(["encode", "-m", MINILM, "-t", *TASKS, "--data-dir", str(airbench_mirror),
                      "--ray-address", ray_head[0], "--num-workers", "1", "--rows-per-block", str(ROWS_PER_BLOCK)])
     assert code == 0
-    assert f"{DOCUMENTS} documents, {missing} encoded" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{DOCUMENTS} documents, {missing} encoded" in out and f"{DOCUMENTS} stored and read back" in out
+    assert "encodes no corpus document again" in out
     assert len(_keys(_document_shards(partial))) == DISTINCT_DOCUMENTS
 
 
@@ -249,3 +255,127 @@ def test_corpora_travel_as_arrow_files_or_through_the_object_store(ray_head: tup
         assert kept.open().to_dict() == in_memory.to_dict()
     finally:
         ray.shutdown()
+
+
+def test_an_error_in_a_worker_reaches_the_user_as_its_own_one_line_message(
+        ray_head: tuple[str, int], use_mirror: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(DatasetError) as caught:
+        encode_corpora(MINILM, mteb.get_tasks(tasks=TASKS[:1]), ray_address=ray_head[0], cache_root=tmp_path,
+                       loader_kwargs={"no_such_option": 1})  # the model cannot load in the worker
+    message = str(caught.value)
+    assert "\n" not in message and TASKS[0] in message and "no_such_option" in message
+    assert "Traceback" not in capfd.readouterr().err
+
+
+# --------------------------------------------------------------------------- before Ray starts (no cluster)
+
+
+@pytest.fixture()
+def no_ray(monkeypatch: pytest.MonkeyPatch, use_mirror: Path) -> None:
+    """Fails the test the moment the command would start or join a Ray cluster."""
+    import airbench_mteb.distributed.encode as module
+
+    def refuse(address: str | None) -> bool:
+        raise AssertionError("Ray was started")
+
+    monkeypatch.setattr(module, "_connect", refuse)
+
+
+def _encode_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run `encode`; it must exit 2 with one line on stderr, which is returned."""
+    code = cli.main(["encode", "-m", MINILM, "-t", TASKS[0], *argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err, (code, err)
+    return err
+
+
+@pytest.mark.usefixtures("no_ray")
+@pytest.mark.parametrize(("option", "value"), [
+    ("--num-workers", "0"), ("--num-workers", "-1"), ("--rows-per-block", "0"), ("--batch-size", "0"),
+    ("--batch-size", "-5"), ("--gpus-per-worker", "-1"), ("--gpus-per-worker", "nan")])
+def test_options_out_of_range_are_one_line_errors_before_ray_starts(
+        option: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    err = _encode_error([option, value], capsys)
+    assert option in err and value in err
+
+
+def _dev_null_identity() -> tuple[int, ...]:
+    info = os.lstat("/dev/null")
+    return info.st_ino, info.st_mode, info.st_rdev, info.st_ctime_ns
+
+
+@pytest.mark.usefixtures("no_ray")
+@pytest.mark.parametrize("kind", ["off", "/dev/null", "a file", "a read-only folder", "under a file"])
+def test_a_cache_that_cannot_keep_vectors_is_refused_before_any_work(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = {"off": "off", "/dev/null": "/dev/null", "a file": str(tmp_path / "cache"),
+             "a read-only folder": str(tmp_path / "cache"), "under a file": str(tmp_path / "cache" / "embeddings")}
+    if kind in ("a file", "under a file"):
+        (tmp_path / "cache").write_text("not a folder")
+    elif kind == "a read-only folder":
+        (tmp_path / "cache").mkdir(mode=0o555)
+    monkeypatch.setenv("AIRBENCH_MTEB_EMBEDDING_CACHE", paths[kind])
+    before = _dev_null_identity()
+    err = _encode_error([], capsys)
+    assert "AIRBENCH_MTEB_EMBEDDING_CACHE" in err
+    assert ("switched off" if kind == "off" else paths[kind]) in err
+    assert _dev_null_identity() == before
+
+
+@pytest.mark.usefixtures("no_ray")
+def test_a_model_that_is_not_an_encoder_is_refused_up_front(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _encode_error(["-m", "airbench-mteb/bm25"], capsys)
+    assert "airbench-mteb/bm25" in err and "not an encoder" in err
+
+
+def test_the_summary_counts_only_vectors_read_back_from_the_cache_folder(
+        use_mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker, run in this process: writes that fail after the start-up check (a full disk) keep the
+    vectors in the worker's memory only, and a shard damaged afterwards cannot be read back."""
+    import airbench_mteb.models.embedding_cache as embedding_cache
+    from airbench_mteb.distributed.corpora import corpus_sources
+    from airbench_mteb.distributed.encode import _read_back
+    from airbench_mteb.distributed.worker import CorpusEncoder
+
+    (source,) = corpus_sources([mteb.get_task(TASKS[0])])
+    rows = 12  # one block of the corpus
+    batch = {"corpus": np.array([0]), "start": np.array([0]), "stop": np.array([rows])}
+    root = tmp_path / "cache"
+    forget_loaded_stores()
+    worker = CorpusEncoder(mteb.get_model_meta(MINILM), [source], str(root), "cpu",
+                           {"batch_size": 32, "show_progress_bar": False}, {})
+
+    def disk_full(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch, pytest.warns(EmbeddingCacheWarning, match="cannot write"):
+        patch.setattr(embedding_cache, "atomic_write", disk_full)
+        lost = worker(batch)
+    documents, encoded, stored = _read_back([lost], [source], root)
+    assert (documents, stored) == (rows, 0) and encoded > 0
+
+    forget_loaded_stores()  # a new worker process: the vectors held in memory are gone
+    kept = worker(batch)
+    assert _read_back([kept], [source], root) == (rows, int(kept["encoded"][0]), rows)
+
+    shard = next(root.rglob("document-*/*.npy"))
+    data = bytearray(shard.read_bytes())
+    data[-8:] = bytes(8 * [0xFF])
+    shard.write_bytes(bytes(data))
+    with pytest.warns(EmbeddingCacheWarning, match=shard.name):
+        assert _read_back([kept], [source], root)[2] == 0
+    forget_loaded_stores()
+
+
+def test_encode_claims_a_following_run_encodes_nothing_only_when_it_is_true(
+        use_mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import airbench_mteb.distributed as distributed
+
+    summary = EncodeSummary(model=MINILM, revision="r", corpora=1, documents=120, encoded=120, stored=20, workers=1,
+                            seconds=1.0, cache_root=tmp_path)
+    monkeypatch.setattr(distributed, "encode_corpora", lambda *args, **kwargs: summary)
+    code = cli.main(["encode", "-m", MINILM, "-t", TASKS[0]])
+    out, err = capsys.readouterr()
+    assert code == 2 and "120 encoded" in out and "20 stored and read back" in out
+    assert "encodes no corpus document again" not in out
+    assert f"{tmp_path}: only 20 of 120 documents are in the embedding cache" in err

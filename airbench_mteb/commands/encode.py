@@ -6,6 +6,8 @@ import argparse
 
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.settings import SettingsError
 
 
 def _encode(args: argparse.Namespace) -> int:
@@ -16,8 +18,7 @@ def _encode(args: argparse.Namespace) -> int:
     from airbench_mteb.distributed import encode_corpora
 
     if importlib.util.find_spec("ray") is None:
-        raise SystemExit("airbench-mteb encode: needs Ray: pip install 'airbench-mteb[distributed]'")
-
+        raise SettingsError("needs Ray: pip install 'airbench-mteb[distributed]'")
     apply_data_dir(args)
     check_task_names(args.tasks)
     check_benchmark_names(args.benchmarks)
@@ -26,10 +27,15 @@ def _encode(args: argparse.Namespace) -> int:
         tasks = [task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks]
     else:
         tasks = list(mteb.get_tasks(tasks=args.tasks))
+    # the options, the cache folder and the model are checked there, before Ray starts
     summary = encode_corpora(model, tasks, ray_address=args.ray_address, num_workers=args.num_workers,
                              gpus_per_worker=args.gpus_per_worker, batch_size=args.batch_size,
                              rows_per_block=args.rows_per_block)
     print(summary.line())
+    if not summary.complete:
+        raise DatasetError(f"only {summary.stored:,} of {summary.documents:,} documents are in the embedding cache "
+                           f"as this machine reads it; a following run encodes the other "
+                           f"{summary.documents - summary.stored:,} (see the warnings above)", path=summary.cache_root)
     print(f"now `airbench-mteb run -m {args.model} ...` (same embedding cache) encodes no corpus document again")
     return 0
 

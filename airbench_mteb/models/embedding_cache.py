@@ -23,6 +23,10 @@ saved in chunks, so an interrupted run resumes from the last saved chunk. Each p
 namespace's keys once (into sorted numpy arrays, checked against their checksum) and memory-maps
 the vectors only to copy out the rows it needs.
 
+Bulk encoding (``airbench-mteb encode``) first checks the folder with :func:`writable_cache_root`,
+stores items without reading their vectors back in the worker (:meth:`CachedEncoder.fill`), and
+counts with :class:`ReadBack` only what a fresh look at the folder finds, checksums included.
+
 Vectors are never used unchecked: the first time a process gathers from a shard it hashes the whole
 vectors file (SHA-256, about 0.8 s per GiB on one core here). A shard whose bytes changed after it
 was written (bit rot, a bad copy, an edit) is reported by name, set aside (its keys file renamed to
@@ -37,6 +41,7 @@ import json
 import logging
 import os
 import secrets
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -45,9 +50,10 @@ from typing import Any
 
 import numpy as np
 
+from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.data.fingerprint import file_digest
-from airbench_mteb.settings import current_settings
+from airbench_mteb.settings import EMBEDDING_CACHE_ENV, SettingsError, current_settings
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +86,33 @@ class DamagedShard(Exception):
 def cache_dir() -> Path | None:
     """The cache root of the current settings, or None when the cache is switched off."""
     return current_settings().embedding_cache
+
+
+def writable_cache_root(root: Path | None) -> Path:
+    """``root`` as a folder the cache can be written to (created if absent), checked before any work.
+
+    Raises:
+        SettingsError: naming ``$AIRBENCH_MTEB_EMBEDDING_CACHE`` and the path, when the cache is
+            switched off, or ``root`` is not a folder, cannot be created, is read-only (no owner write
+            bit: root may write anywhere, but a 0555 folder says "keep out") or refuses a file.
+    """
+    if root is None:
+        raise SettingsError(f"the embedding cache is switched off (${EMBEDDING_CACHE_ENV}); encoding would store "
+                            f"nothing. Set ${EMBEDDING_CACHE_ENV} to a folder")
+    where = f"the embedding cache {root} (${EMBEDDING_CACHE_ENV})"
+    if root.exists() and not root.is_dir():
+        raise SettingsError(f"{where} is not a folder")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise SettingsError(f"{where} cannot be created: {error.strerror}") from None
+    if not root.stat().st_mode & 0o200:
+        raise SettingsError(f"{where} is a read-only folder; make it writable or point ${EMBEDDING_CACHE_ENV} elsewhere")
+    try:  # a read-only mount, a full disk, a folder of another user
+        tempfile.TemporaryFile(dir=root).close()
+    except OSError as error:
+        raise SettingsError(f"{where} cannot be written: {error.strerror}") from None
+    return root
 
 
 # --------------------------------------------------------------------------- the store
@@ -243,7 +276,7 @@ class EmbeddingStore:
         """
         assert self._width is not None
         out = np.empty((len(rows), self._width[0]), dtype=self._width[1])
-        shard_of = np.searchsorted(self._starts, rows, side="right") - 1
+        shard_of = self._shard_of(rows)
         for shard in np.unique(shard_of).tolist():
             where = np.flatnonzero(shard_of == shard)
             local = rows[where] - self._starts[shard]
@@ -274,13 +307,38 @@ class EmbeddingStore:
                 handle.write(npy.getbuffer())
             with atomic_write(self.folder / f"{name}.keys", "wb") as handle:
                 handle.write(_keys_file(keys, sha256))
-        except OSError as error:
+        except (OSError, DatasetError) as error:
             warnings.warn(f"embedding cache: cannot write to {self.folder} ({error}); keeping the vectors in "
                           "memory only", EmbeddingCacheWarning, stacklevel=2)
             shard, sha256 = vectors, b""
         self._seen.add(name)
         self._index.add(keys, self._rows)
         self._append(shard, vectors, sha256)
+
+    def _shard_of(self, rows: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self._starts, rows, side="right") - 1
+
+    def check_readable(self, rows: np.ndarray) -> None:
+        """Raises DamagedShard for a shard file holding these stored rows that fails its checksum."""
+        for shard in np.unique(self._shard_of(rows)).tolist():
+            source = self._shards[shard]
+            if isinstance(source, Path):
+                self._verify(shard, source)
+
+    def on_disk(self, rows: np.ndarray) -> np.ndarray:
+        """Which of these stored rows a later process can read: in a shard file whose checksum holds."""
+        readable = np.zeros(len(rows), dtype=bool)
+        shard_of = self._shard_of(rows)
+        for shard in np.unique(shard_of).tolist():
+            if not isinstance(self._shards[shard], Path):
+                continue  # held in memory only: lost with this process
+            try:
+                self.check_readable(rows[shard_of == shard][:1])
+            except DamagedShard as damage:
+                warnings.warn(f"embedding cache: {damage}", EmbeddingCacheWarning, stacklevel=2)
+                continue
+            readable[shard_of == shard] = True
+        return readable
 
 
 _STORES: dict[Path, EmbeddingStore] = {}
@@ -456,17 +514,52 @@ class CachedEncoder:
     def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> Any:
         return self.wrapped.similarity_pairwise(embeddings1, embeddings2)
 
-    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
-               prompt_type: Any = None, **kwargs: Any) -> Any:
+    def _runner(self, task_metadata: Any, hf_split: str, hf_subset: str, prompt_type: Any,
+                kwargs: dict[str, Any]) -> Callable[[Any], Any]:
+        """The wrapped model's encode for a loader, with this call's arguments."""
         def run(loader: Any) -> Any:
             return self.wrapped.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
                                        hf_subset=hf_subset, prompt_type=prompt_type, **kwargs)
+        return run
 
+    def _keyed(self, inputs: Any, task_metadata: Any, prompt_type: Any, kwargs: dict[str, Any]
+               ) -> tuple[dict[str, Any], np.ndarray] | None:
+        """The namespace settings and every item's key, or None when the cache cannot serve these inputs."""
         fields = key_fields(inputs)
         if fields is None or len(inputs.dataset) == 0:
+            return None
+        return namespace_settings(self.wrapped, task_metadata, prompt_type, kwargs), item_keys(inputs.dataset, fields)
+
+    def fill(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, prompt_type: Any = None,
+             **kwargs: Any) -> tuple[dict[str, Any], np.ndarray] | None:
+        """Encode and store the items of ``inputs`` the cache lacks, returning no vectors (for bulk encoding).
+
+        Returns the namespace settings and every item's key, to look them up later (:class:`ReadBack`),
+        or None when the cache cannot hold these items (then nothing is encoded, or nothing kept).
+        """
+        keyed = self._keyed(inputs, task_metadata, prompt_type, kwargs)
+        if keyed is None:
+            return None
+        settings, keys = keyed
+        run = self._runner(task_metadata, hf_split, hf_subset, prompt_type, kwargs)
+        for _ in range(2):  # as in encode: a damaged shard is set aside and its items encoded again
+            store = open_store(self.root, settings)
+            if not store.cacheable or self._store_missing(store, keys, inputs, run, kwargs) is not None:
+                return None
+            try:
+                store.check_readable(store.locate(keys))
+                return keyed
+            except DamagedShard as damage:
+                set_aside(store, damage)
+        return None
+
+    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
+               prompt_type: Any = None, **kwargs: Any) -> Any:
+        run = self._runner(task_metadata, hf_split, hf_subset, prompt_type, kwargs)
+        keyed = self._keyed(inputs, task_metadata, prompt_type, kwargs)
+        if keyed is None:
             return run(inputs)
-        settings = namespace_settings(self.wrapped, task_metadata, prompt_type, kwargs)
-        keys = item_keys(inputs.dataset, fields)
+        settings, keys = keyed
         # a damaged shard is set aside and its items encoded again; damaged twice, the disk is failing
         for _ in range(2):
             store = open_store(self.root, settings)
@@ -514,6 +607,23 @@ class CachedEncoder:
                 return output if chunk == list(range(len(keys))) else run(inputs)
             store.add(keys[chunk], vectors)
         return None
+
+
+class ReadBack:
+    """Counts items as a later process finds them in the cache: indexed from the files on disk (not
+    this process's memory) and in a shard whose vectors file still matches its checksum."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._stores: dict[Path, EmbeddingStore] = {}
+
+    def count(self, settings: dict[str, Any], keys: np.ndarray) -> int:
+        """How many of ``keys`` (of the namespace ``settings``) are stored and readable."""
+        folder = namespace_folder(self.root, settings)
+        store = self._stores.setdefault(folder, EmbeddingStore(folder, settings))
+        store.refresh()  # reads only the shards written since the last count
+        rows = store.locate(keys)
+        return int(store.on_disk(rows[rows >= 0]).sum())
 
 
 def with_embedding_cache(model: Any) -> Any:
