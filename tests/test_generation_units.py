@@ -1,10 +1,12 @@
-"""Generation pieces that need no LLM: journal, attribute sampler, corpus preparation, QC decisions."""
+"""Generation pieces that need no LLM: journal, attribute sampler, corpus preparation, QC decisions, option checks."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from airbench_mteb.generation.airbench.qc import QCInput, QCResult, QCSettings, 
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.client import Parsed
 from airbench_mteb.generation.store import Journal
+from tests.conftest import SHARED_DATA
 
 GENSIM_DATA = Path(__import__("gensim").__file__).parent / "test" / "test_data"
 
@@ -270,3 +273,103 @@ def test_a_split_without_queries_is_left_out_of_the_dataset() -> None:
     assert split_queries(["q1", "q2"], "qa", seed=0) == {"test": ["q1", "q2"]}  # 1:4 of two gives dev nothing
     ten = split_queries([f"q{i}" for i in range(10)], "qa", seed=0)
     assert (len(ten["dev"]), len(ten["test"])) == (2, 8) and set(ten["dev"]).isdisjoint(ten["test"])
+
+
+# ---- every option checked before any work (issue 18, finding 10) ---------------------------------
+
+def _bad_configs() -> list[tuple[str, Callable[[], object], str]]:
+    from airbench_mteb.generation.airbench import AirBenchConfig
+    from airbench_mteb.generation.airbench.candidates import CandidateSettings
+    from airbench_mteb.generation.airbench.rerankers import ModelPlacement
+    from airbench_mteb.generation.cocktail import CocktailConfig, LLMSource
+    from airbench_mteb.generation.irsc import BuildConfig
+    from airbench_mteb.generation.llm import factory
+
+    def airbench(**changes: object) -> AirBenchConfig:
+        return AirBenchConfig(**{"corpus": "c.jsonl", "domain": "law", "language": "en", **changes})
+
+    def cocktail(**changes: object) -> CocktailConfig:
+        return CocktailConfig(**{"corpus": "beir", "sources": (LLMSource("smol"),), **changes})
+
+    return [
+        ("max-below-min-negatives", lambda: CandidateSettings(hard_negatives=(3, 2)),
+         "--min-negatives (3) must not exceed --max-negatives (2)"),
+        ("zero-negatives", lambda: CandidateSettings(hard_negatives=(0, 2)), "--min-negatives must be at least 1"),
+        ("hot-temperature", lambda: CandidateSettings(temperature=2.5), "--temperature must be between 0.0 and 2.0"),
+        ("nan-temperature", lambda: CandidateSettings(temperature=float("nan")), "--temperature must be a finite"),
+        ("no-tokens", lambda: CandidateSettings(max_tokens=0), "--max-tokens must be at least 1"),
+        ("bool-count", lambda: CandidateSettings(characters=True), "characters must be a whole number"),
+        ("no-queries", lambda: airbench(num_queries=0), "--num-queries must be at least 1"),
+        ("negative-seed", lambda: airbench(seed=-1), "--seed must be between 0 and 2147483647"),
+        ("negative-rewrites", lambda: airbench(rewrites=-1), "--rewrites must be at least 0"),
+        ("length-range", lambda: airbench(min_length=100, max_length=50),
+         "--min-length (100) must not exceed --max-length (50)"),
+        ("overlap-chunk", lambda: airbench(chunk_size=50, chunk_overlap=50), "chunk_overlap must be between 0 and 49"),
+        ("no-rerankers", lambda: airbench(rerankers=()), "--rerankers needs at least one"),
+        ("unknown-reranker", lambda: airbench(rerankers=("minilm", "bge")), "unknown reranker 'bge'"),
+        ("recall-depth", lambda: airbench(qc=QCSettings(recall_depth=0)), "--recall-depth must be at least 1"),
+        ("judge-level", lambda: QCSettings(positive_levels=(2, 4)), "--judge-positive-levels must be between 0 and 3"),
+        ("qc-batch", lambda: ModelPlacement(batch_size=0), "--qc-batch-size must be at least 1"),
+        ("word-range", lambda: cocktail(min_words=50, max_words=10), "--min-words (50) must not exceed --max-words (10)"),
+        ("no-docs", lambda: cocktail(max_docs=0), "--max-docs must be at least 1"),
+        ("no-failures", lambda: cocktail(max_failures=0), "--max-failures must be at least 1"),
+        ("source-temperature", lambda: LLMSource("smol", temperature=-0.1), "--llm smol: temperature must be between"),
+        ("per-task", lambda: BuildConfig(per_task=0), "--per-task must be at least 1"),
+        ("cross-per-task", lambda: BuildConfig(cross_per_task=-1), "--cross-per-task must be at least 1"),
+        ("corpus-limit", lambda: BuildConfig(corpus_limit=0), "--corpus-limit must be at least 1"),
+        ("irsc-temperature", lambda: BuildConfig(temperature=3), "--temperature must be between"),
+        ("concurrency", lambda: factory.LLMOptions(concurrency=0), "--concurrency must be at least 1"),
+        ("timeout", lambda: factory.LLMOptions(timeout=0), "--timeout must be greater than 0"),
+        ("retries", lambda: factory.LLMOptions(max_retries=-1), "--max-retries must be at least 0"),
+        ("price", lambda: factory.LLMOptions(price_in=-1), "--price-in must be at least 0"),
+        ("threads", lambda: factory.LLMOptions(threads=0), "--threads must be at least 1"),
+        ("backend", lambda: factory.LLMOptions(backend="vllm"), "--backend must be one of llamacpp, openai"),
+        ("openai-model", lambda: factory.LLMOptions(backend="openai"), "the openai backend needs --model"),
+        ("base-url", lambda: factory.LLMOptions(backend="openai", model="m", base_url="localhost:8000"),
+         "must be an http(s) URL with a host"),
+    ]
+
+
+@pytest.mark.parametrize(("make", "named"), [(make, named) for _, make, named in _bad_configs()],
+                         ids=[case_id for case_id, _, _ in _bad_configs()])
+def test_every_generator_config_checks_its_options_when_built(make: Callable[[], object], named: str) -> None:
+    with pytest.raises(GenerationError, match=re.escape(named)):
+        make()
+
+
+@pytest.fixture()
+def no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if a command gets as far as building an LLM client."""
+    import airbench_mteb.commands.generate as airbench_command
+    import airbench_mteb.commands.generate_cocktail as cocktail_command
+    import airbench_mteb.commands.generate_irsc as irsc_command
+
+    for module in (airbench_command, cocktail_command, irsc_command):
+        monkeypatch.setattr(module, "client_from_args", lambda *a, **k: pytest.fail("an LLM client was built"))
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["airbench", "--max-negatives", "2"], "--min-negatives (3) must not exceed --max-negatives (2)"),
+    (["airbench", "--num-queries", "100000"], "--num-queries 100000 exceeds the"),
+    (["airbench", "--temperature", "5"], "--temperature must be between 0.0 and 2.0, got 5.0"),
+    (["cocktail", "--llm", "smol", "temperature=9"], "--llm smol: temperature must be between 0.0 and 2.0"),
+    (["cocktail", "--llm", "smol", "--min-words", "50", "--max-words", "10"], "--min-words (50) must not exceed"),
+    (["cocktail", "--llm", "smol", "--concurrency", "0"], "--concurrency must be at least 1"),
+    (["irsc", "--per-task", "0"], "--per-task must be at least 1"),
+    (["irsc", "--llm", "--source", "MISSING"], "MISSING"),
+    (["irsc", "--llm", "--timeout", "-1"], "--timeout must be greater than 0"),
+])
+def test_generate_refuses_bad_options_before_an_llm_is_built(argv: list[str], named: str, tmp_path: Path, no_llm: None,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from airbench_mteb.cli import main
+
+    generator, *options = argv
+    inputs = {"airbench": ["--corpus", str(GENSIM_DATA / "lee_background.cor"), "--domain", "news", "--language", "en"],
+              "cocktail": ["--corpus", str(SHARED_DATA / "cocktail" / "nq-utd")], "irsc": []}[generator]
+    options = [str(tmp_path / "missing.jsonl") if option == "MISSING" else option for option in options]
+    named = named.replace("MISSING", str(tmp_path / "missing.jsonl"))
+    out = tmp_path / "out"
+    assert main(["generate", generator, *inputs, *options, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"airbench-mteb generate {generator}: ") and named in err
+    assert not out.exists()  # no journal, cache or folder of a run that never started
