@@ -1,8 +1,10 @@
-"""Issue 14 findings 3, 5, 6 and 9: qrels and text inputs that used to give wrong numbers or bare tracebacks."""
+"""Issue 14 findings 3, 5, 6 and 9, issue 18 finding 11: qrels, id and text inputs that used to give wrong numbers,
+bare tracebacks or unclear errors."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -197,3 +199,45 @@ def test_airbench_corpus_with_an_escaped_lone_surrogate_names_file_and_line(airb
     corpus_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(DatasetError, match=rf"{corpus_file.name}, line 3: malformed text: a lone surrogate"):
         load_corpus(entry, mirror)
+
+
+# --- issue 18, finding 11: an id is a string or an integer, a text is a string ---------------------
+
+@pytest.mark.parametrize(("row", "named"), [
+    ('{"_id": true, "text": "a document"}', "field '_id' must be a string or an integer, got true"),
+    ('{"_id": 1.0, "text": "a document"}', "field '_id' must be a string or an integer, got 1.0"),
+    ('{"_id": null, "text": "a document"}', "field '_id' must be a string or an integer, got null"),
+    ('{"_id": ["d1"], "text": "a document"}', "field '_id' must be a string or an integer, got [\"d1\"]"),
+    ('{"_id": "d1", "text": 5}', "field 'text' must be a string, got 5"),
+    ('{"_id": "d1", "title": false, "text": "a document"}', "field 'title' must be a string, got false"),
+])
+def test_corpus_ids_and_texts_of_the_wrong_type_name_file_and_line(tmp_path: Path, row: str, named: str) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"_id": "d0", "text": "fine"}\n' + row + "\n")
+    with pytest.raises(DatasetError, match=rf"corpus\.jsonl, line 2: {re.escape(named)}"):
+        read_corpus_jsonl(path, id_key="_id")
+
+
+@pytest.mark.parametrize(("row", "named"), [
+    ('{"_id": "q1", "text": 42}', "field 'text' must be a string, got 42"),
+    ('{"_id": false, "text": "a query"}', "field '_id' must be a string or an integer, got false"),
+])
+def test_query_ids_and_texts_of_the_wrong_type_name_file_and_line(tmp_path: Path, row: str, named: str) -> None:
+    path = tmp_path / "queries.jsonl"
+    path.write_text(row + "\n")
+    with pytest.raises(DatasetError, match=rf"queries\.jsonl, line 1: {re.escape(named)}"):
+        read_queries_jsonl(path, id_key="_id")
+
+
+def test_a_bool_query_id_in_qrels_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.jsonl"
+    path.write_text('{"qid": true, "docid": "d0", "relevance": 1}\n')
+    with pytest.raises(DatasetError, match=r"qrels\.jsonl, line 1: field 'qid' must be a string or an integer"):
+        read_qrels_jsonl(path)
+
+
+def test_integer_ids_are_still_read_as_their_digits(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"_id": 7, "text": "seven"}\n{"_id": "08", "text": "eight", "title": null}\n')
+    corpus = read_corpus_jsonl(path, id_key="_id")
+    assert list(corpus) == ["7", "08"] and corpus["08"].title == ""
