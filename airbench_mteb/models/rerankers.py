@@ -13,6 +13,7 @@ search (given candidates are kept).
 from __future__ import annotations
 
 import atexit
+import json
 import math
 from collections.abc import Iterable
 from functools import partial
@@ -150,8 +151,8 @@ def finite_run(predictions: Predictions, subset: str, split: str) -> Run:
     for qid, docs in run.items():
         for doc_id, score in docs.items():
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-                raise DatasetError(f"{subset}/{split}: the score of document {doc_id!r} is {score!r}, not a finite "
-                                   "number", path=predictions.path, item_id=qid)
+                raise DatasetError(f"{subset}/{split}: the score of document {doc_id!r} is {json.dumps(score)}, "
+                                   "not a finite number", path=predictions.path, item_id=qid)
     return run
 
 
