@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from airbench_mteb.catalog.entries import NAME_RULE
 from airbench_mteb.catalog.user import folder_entry, register_user_entry, task_names
 from airbench_mteb.registry import task_owner
 
@@ -24,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="output folder of `airbench-mteb generate airbench` (catalog_entry.json), "
                              "`generate cocktail` (cocktail.json) or `generate irsc` (irsc/manifest.json)")
     parser.add_argument("--name", help="task name of a co*cktail-style folder (default Cocktail_<folder name>), "
-                                       "or the suffix of an IRSC build's task names (default: the folder name)")
+                                       "or the suffix of an IRSC build's task names (default: the folder name); "
+                                       f"{NAME_RULE}, not a packaged task's or a benchmark's name")
     parser.add_argument("--replace", action="store_true",
-                        help="point a task name already registered for another folder at this one")
+                        help="point a task name already registered for another folder at this one, or register "
+                             "a folder already registered under another name under this one instead")
     parser.set_defaults(func=register_dataset)
