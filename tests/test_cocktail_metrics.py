@@ -296,15 +296,17 @@ def test_compare_source_bias_refuses_other_queries_and_single_queries() -> None:
 
 @pytest.fixture()
 def tiny_sources(tmp_path: Path) -> Path:
-    """Twelve queries, each with one relevant document in a human and an LLM-written copy (the LLM copy
-    repeats the query's words more often, so BM25 tends to prefer it)."""
+    """Twelve queries, each with one relevant document in a human and an LLM-written copy. A human copy
+    also names the next topic, so BM25 ranks some queries' document second; the LLM copy repeats a
+    word of its topic, so BM25 tends to prefer it."""
     folder = tmp_path / "tiny-sources"
     topics = ["apple orchard harvest", "volcano lava eruption", "chess opening gambit", "coral reef bleaching",
               "jazz saxophone solo", "glacier ice melt", "bread sourdough starter", "comet tail orbit",
               "bridge suspension cable", "honey bee colony", "desert cactus bloom", "violin string tuning"]
     corpus = {"human": [], "llm": []}
     for i, topic in enumerate(topics):
-        corpus["human"].append({"_id": f"d{i}", "title": "", "text": f"notes about {topic} and other things"})
+        following = topics[(i + 1) % len(topics)]
+        corpus["human"].append({"_id": f"d{i}", "title": "", "text": f"notes about {topic} and {following}"})
         corpus["llm"].append({"_id": f"d{i}", "title": "", "text": f"{topic}: a text on {topic.split()[i % 3]}"})
     for source, rows in corpus.items():
         (folder / "corpus").mkdir(parents=True, exist_ok=True)

@@ -11,16 +11,23 @@ from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
 
 
 def compare(args: argparse.Namespace) -> int:
+    from airbench_mteb.metrics.resampling import configured_resampling
     from airbench_mteb.report.compare import (
         compare_predictions,
         prediction_folders,
         read_model_predictions,
         write_comparison,
     )
+    from airbench_mteb.settings import SettingsError, configure
 
+    if args.depth < 2:
+        raise SettingsError(f"--depth must be at least 2 (SSCI and RCCI divide by depth - 1), got {args.depth}")
+    if args.no_ci:
+        configure(ci=None)
     apply_data_dir(args)
+    resampling = configured_resampling()  # a bad AIRBENCH_MTEB_CI* value is named before any file is read
     models = [read_model_predictions(folder, args.tasks) for folder in prediction_folders(args.predictions)]
-    comparison = compare_predictions(models, split=args.split, depth=args.depth)
+    comparison = compare_predictions(models, split=args.split, depth=args.depth, resampling=resampling)
     for note in comparison.notes:
         print(note, file=sys.stderr)
     for path in write_comparison(comparison, args.out):
@@ -32,12 +39,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compare", help="SSCI and RCCI between models from their MTEB prediction files",
         description="Reads <Task>_predictions.json of each model (mteb run --prediction-folder), loads the qrels "
-                    "from the task data and writes N x N SSCI/RCCI matrices per task and subset.")
+                    "from the task data and writes N x N SSCI/RCCI matrices per task and subset, each cell with "
+                    "its bootstrap confidence interval over queries, and RCCI's paired sign-flip test "
+                    "(Holm-adjusted over the model pairs).")
     parser.add_argument("--predictions", type=Path, nargs="+", required=True,
                         help="one prediction folder per model, or a folder of such folders")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--tasks", nargs="*", default=None, help="only these tasks")
     parser.add_argument("--split", default="test")
     parser.add_argument("--depth", type=int, default=10, help="ranks compared per query (n + 1)")
+    parser.add_argument("--no-ci", action="store_true",
+                        help="no confidence intervals or tests ($AIRBENCH_MTEB_CI=off does the same; "
+                             "$AIRBENCH_MTEB_CI_RESAMPLES sets the resamples)")
     add_data_dir_argument(parser)
     parser.set_defaults(func=compare)

@@ -39,6 +39,7 @@ def demo(args: argparse.Namespace) -> int:
     import mteb
 
     from airbench_mteb.generation.irsc import BuildConfig
+    from airbench_mteb.metrics.resampling import configured_resampling
     from airbench_mteb.report import ReportRequest, write_report
     from airbench_mteb.report.compare import (
         compare_predictions,
@@ -61,11 +62,12 @@ def demo(args: argparse.Namespace) -> int:
         print(f"\n== evaluating {name} on {len(tasks)} IRSC tasks")
         mteb.evaluate(mteb.get_model(name), tasks, cache=mteb.ResultCache(results), overwrite_strategy="always",
                       prediction_folder=predictions / name.replace("/", "__"))
-    print("\nnDCG@10 (main score, mean over the built language settings)\n")
+    print("\nnDCG@10 (main score, mean over the built language settings) [95 % confidence interval over queries]\n")
     print(main_score_table(results, args.models, task_names))
 
     print("\n== airbench-mteb compare")
-    comparison = compare_predictions([read_model_predictions(f) for f in prediction_folders([predictions])])
+    comparison = compare_predictions([read_model_predictions(f) for f in prediction_folders([predictions])],
+                                     resampling=configured_resampling())
     for note in comparison.notes:
         print(note, file=sys.stderr)
     for path in write_comparison(comparison, out / "compare"):

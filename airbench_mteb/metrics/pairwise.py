@@ -22,8 +22,11 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from airbench_mteb.metrics.resampling import Resampling, with_interval
 
 Run = Mapping[str, Mapping[str, float]]
 Qrels = Mapping[str, Mapping[str, int]]
@@ -108,11 +111,59 @@ def rank_matrix(run: Run, qrels: Qrels, depth: int, query_ids: Sequence[str] | N
 
 
 @dataclass(frozen=True)
+class PairUncertainty:
+    """How sure every cell of an N x N SSCI/RCCI comparison is (``[i][j]``: row model vs column model).
+
+    Bootstrap confidence intervals over queries of every SSCI and RCCI cell, and for RCCI (a mean
+    of per-query differences) the two-sided sign-flip p-value of "RCCI = 0" and that p-value
+    adjusted (``correction``) over the family of the N (N - 1) / 2 model pairs of this matrix. The
+    diagonal (a model against itself) is [0, 0] with p = 1.
+    """
+
+    ssci_low: np.ndarray
+    ssci_high: np.ndarray
+    rcci_low: np.ndarray
+    rcci_high: np.ndarray
+    rcci_p: np.ndarray
+    rcci_p_adjusted: np.ndarray
+    methods: np.ndarray  # N x N x 2 strings: the interval method of the SSCI and the RCCI cell
+    resampling: Resampling
+    correction: str = "holm"
+    alpha: float = 0.05
+
+    def rcci_significant(self) -> np.ndarray:
+        """Boolean N x N: the cells whose RCCI differs from 0 at ``alpha`` after the correction."""
+        return self.rcci_p_adjusted < self.alpha
+
+    def interval(self, index: str) -> tuple[np.ndarray, np.ndarray]:
+        return (self.ssci_low, self.ssci_high) if index == "ssci" else (self.rcci_low, self.rcci_high)
+
+    def to_dict(self) -> dict[str, object]:
+        return {**{name: getattr(self, name).round(6).tolist() for name in _UNCERTAINTY_MATRICES},
+                "methods": self.methods.tolist(), "level": self.resampling.level,
+                "method": self.resampling.method, "n_resamples": self.resampling.n_resamples,
+                "seed": self.resampling.seed, "test": self.resampling.test, "correction": self.correction,
+                "alpha": self.alpha}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PairUncertainty:
+        resampling = Resampling(method=data["method"], n_resamples=int(data["n_resamples"]), seed=int(data["seed"]),
+                                level=float(data["level"]), test=str(data["test"]))
+        return cls(**{name: np.asarray(data[name], dtype=float) for name in _UNCERTAINTY_MATRICES},
+                   methods=np.asarray(data["methods"], dtype=str), resampling=resampling,
+                   correction=str(data["correction"]), alpha=float(data["alpha"]))
+
+
+_UNCERTAINTY_MATRICES = ("ssci_low", "ssci_high", "rcci_low", "rcci_high", "rcci_p", "rcci_p_adjusted")
+
+
+@dataclass(frozen=True)
 class PairwiseComparison:
     """SSCI and RCCI of every ordered pair of N models on one query set (one task, subset and split).
 
     ``ssci[i][j] = ssci(R_i, R_j)`` and ``rcci[i][j] = rcci(R_i, R_j)`` (row model against column
-    model), so ``ssci`` is symmetric and ``rcci`` antisymmetric with zero diagonals.
+    model), so ``ssci`` is symmetric and ``rcci`` antisymmetric with zero diagonals. ``uncertainty``
+    holds their confidence intervals and RCCI's tests (None: not computed, or a file written before them).
     """
 
     models: tuple[str, ...]
@@ -120,6 +171,7 @@ class PairwiseComparison:
     rcci: np.ndarray
     num_queries: int
     depth: int
+    uncertainty: PairUncertainty | None = None
 
     def matrix(self, index: str) -> np.ndarray:
         if index not in ("ssci", "rcci"):
@@ -135,26 +187,90 @@ class PairwiseComparison:
             writer.writerow([name, *(f"{value:.6f}" for value in row)])
         return buffer.getvalue()
 
+    def pairs(self) -> list[dict[str, object]]:
+        """One row per pair of models (row model first, in model order): SSCI, RCCI and, when computed,
+        their intervals and RCCI's raw and adjusted p-values."""
+        rows: list[dict[str, object]] = []
+        for i, j in zip(*np.triu_indices(len(self.models), k=1), strict=True):
+            row: dict[str, object] = {"model_a": self.models[i], "model_b": self.models[j],
+                                      "ssci": float(self.ssci[i, j]), "rcci": float(self.rcci[i, j])}
+            if self.uncertainty is not None:
+                u = self.uncertainty
+                row.update(ssci_ci_low=float(u.ssci_low[i, j]), ssci_ci_high=float(u.ssci_high[i, j]),
+                           rcci_ci_low=float(u.rcci_low[i, j]), rcci_ci_high=float(u.rcci_high[i, j]),
+                           rcci_p_value=float(u.rcci_p[i, j]), rcci_p_adjusted=float(u.rcci_p_adjusted[i, j]),
+                           rcci_significant=bool(u.rcci_significant()[i, j]))
+            rows.append(row)
+        return rows
+
+    def pairs_csv(self) -> str:
+        """:meth:`pairs` as CSV (numbers with 6 decimals)."""
+        rows = self.pairs()
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({key: f"{value:.6f}" if isinstance(value, float) else value for key, value in row.items()}
+                         for row in rows)
+        return buffer.getvalue()
+
+    def cell(self, index: str, i: int, j: int) -> str:
+        """One Markdown cell: the value, its interval in brackets when computed, and for RCCI a dagger
+        when it is not significant."""
+        value = self.matrix(index)[i, j]
+        if self.uncertainty is None or i == j:
+            return with_interval(value, None)
+        low, high = (bound[i, j] for bound in self.uncertainty.interval(index))
+        dagger = "†" if index == "rcci" and not self.uncertainty.rcci_significant()[i, j] else ""
+        return with_interval(value, (low, high)) + dagger
+
     def to_markdown(self, index: str) -> str:
         header = f"| {index.upper()} (row vs column) | " + " | ".join(self.models) + " |"
         lines = [header, "|" + "---|" * (len(self.models) + 1)]
-        for name, row in zip(self.models, self.matrix(index), strict=True):
-            lines.append(f"| {name} | " + " | ".join(f"{value:.4f}" for value in row) + " |")
+        for i, name in enumerate(self.models):
+            lines.append(f"| {name} | " + " | ".join(self.cell(index, i, j) for j in range(len(self.models))) + " |")
         return "\n".join(lines)
 
+    def pairs_markdown(self) -> str:
+        """RCCI's tests per model pair as a Markdown table (empty without uncertainty)."""
+        if self.uncertainty is None:
+            return ""
+        lines = ["| model A | model B | RCCI (A vs B) | p | p adjusted |", "|---|---|---|---|---|"]
+        lines += [f"| {row['model_a']} | {row['model_b']} | "
+                  f"{with_interval(row['rcci'], (row['rcci_ci_low'], row['rcci_ci_high']))} | "
+                  f"{row['rcci_p_value']:.4g} | {row['rcci_p_adjusted']:.4g} |" for row in self.pairs()]
+        return "\n".join(lines)
+
+    def legend(self) -> str:
+        """What the brackets and daggers of :meth:`to_markdown` mean; empty without uncertainty."""
+        if self.uncertainty is None:
+            return ""
+        u, r = self.uncertainty, self.uncertainty.resampling
+        return (f"[low, high]: {r.level:.0%} bootstrap confidence interval over the {self.num_queries} queries "
+                f"({r.method}, {r.n_resamples:,} resamples, seed {r.seed}). †: RCCI not significantly different "
+                f"from 0 (two-sided sign-flip test, {r.n_resamples:,} resamples; {u.correction.capitalize()}-"
+                f"adjusted over the {len(self.models) * (len(self.models) - 1) // 2} model pairs, p ≥ {u.alpha}).")
+
     def to_dict(self) -> dict[str, object]:
-        return {"models": list(self.models), "num_queries": self.num_queries, "depth": self.depth,
-                "ssci": self.ssci.round(6).tolist(), "rcci": self.rcci.round(6).tolist()}
+        data: dict[str, object] = {"models": list(self.models), "num_queries": self.num_queries, "depth": self.depth,
+                                   "ssci": self.ssci.round(6).tolist(), "rcci": self.rcci.round(6).tolist()}
+        if self.uncertainty is not None:
+            data["uncertainty"] = self.uncertainty.to_dict()
+        return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> PairwiseComparison:
-        return cls(models=tuple(data["models"]), ssci=np.asarray(data["ssci"], dtype=float),  # type: ignore[arg-type]
-                   rcci=np.asarray(data["rcci"], dtype=float), num_queries=int(data["num_queries"]),  # type: ignore[arg-type]
-                   depth=int(data["depth"]))  # type: ignore[arg-type]
+    def from_dict(cls, data: Mapping[str, Any]) -> PairwiseComparison:
+        """:meth:`to_dict`'s output back (a file written before the uncertainty existed has none)."""
+        uncertainty = data.get("uncertainty")
+        return cls(models=tuple(data["models"]), ssci=np.asarray(data["ssci"], dtype=float),
+                   rcci=np.asarray(data["rcci"], dtype=float), num_queries=int(data["num_queries"]),
+                   depth=int(data["depth"]),
+                   uncertainty=None if uncertainty is None else PairUncertainty.from_dict(uncertainty))
 
 
-def compare_runs(runs: Mapping[str, Run], qrels: Qrels, depth: int = 10) -> PairwiseComparison:
-    """SSCI and RCCI between every pair of the given runs (model name -> run) on the qrels queries."""
+def compare_runs(runs: Mapping[str, Run], qrels: Qrels, depth: int = 10,
+                 resampling: Resampling | None = None) -> PairwiseComparison:
+    """SSCI and RCCI between every pair of the given runs (model name -> run) on the qrels queries;
+    with ``resampling``, also their uncertainty (:func:`pairwise_uncertainty`; none for a single query)."""
     if len(runs) < 2:
         raise ValueError(f"comparing needs at least two runs, got {len(runs)}")
     query_ids = sorted(qrels)
@@ -167,4 +283,40 @@ def compare_runs(runs: Mapping[str, Run], qrels: Qrels, depth: int = 10) -> Pair
             if i != j:
                 ssci_matrix[i, j] = ssci(matrices[i], matrices[j])
                 rcci_matrix[i, j] = rcci(matrices[i], matrices[j])
-    return PairwiseComparison(models, ssci_matrix, rcci_matrix, len(query_ids), depth)
+    uncertainty = None
+    if resampling is not None and len(query_ids) >= 2:
+        uncertainty = pairwise_uncertainty(matrices, resampling)
+    return PairwiseComparison(models, ssci_matrix, rcci_matrix, len(query_ids), depth, uncertainty)
+
+
+def pairwise_uncertainty(matrices: Sequence[np.ndarray], resampling: Resampling, correction: str = "holm",
+                         alpha: float = 0.05) -> PairUncertainty:
+    """Intervals of every SSCI/RCCI cell and RCCI's tests between the models' R matrices (same queries).
+
+    Each pair is resampled once per index (the same seed for every pair); the lower triangle mirrors
+    the upper one (SSCI symmetric; RCCI negated, its interval flipped, the same p-value).
+    """
+    # imported here: metrics.uncertainty builds on this module's ssci/rcci
+    from airbench_mteb.metrics.significance import adjust_p_values
+    from airbench_mteb.metrics.uncertainty import rcci_ci, rcci_test, ssci_ci
+
+    size = len(matrices)
+    ssci_low, ssci_high, rcci_low, rcci_high = (np.zeros((size, size)) for _ in range(4))
+    p_values = np.ones((size, size))
+    methods = np.full((size, size, 2), resampling.method, dtype=object)
+    draws = {"n_resamples": resampling.n_resamples, "seed": resampling.seed}
+    upper = list(zip(*np.triu_indices(size, k=1), strict=True))
+    for i, j in upper:
+        similarity = ssci_ci(matrices[i], matrices[j], level=resampling.level, method=resampling.method, **draws)
+        contest = rcci_ci(matrices[i], matrices[j], level=resampling.level, method=resampling.method, **draws)
+        p_values[i, j] = p_values[j, i] = rcci_test(matrices[i], matrices[j], **draws).p_value
+        ssci_low[i, j], ssci_high[i, j] = ssci_low[j, i], ssci_high[j, i] = similarity.low, similarity.high
+        rcci_low[i, j], rcci_high[i, j] = contest.low, contest.high
+        rcci_low[j, i], rcci_high[j, i] = -contest.high, -contest.low
+        methods[i, j] = methods[j, i] = (similarity.method, contest.method)
+    adjusted = np.ones((size, size))
+    if upper:
+        rows, columns = np.array(upper).T
+        adjusted[rows, columns] = adjusted[columns, rows] = adjust_p_values(p_values[rows, columns], correction)
+    return PairUncertainty(ssci_low, ssci_high, rcci_low, rcci_high, p_values, adjusted, methods.astype(str),
+                           resampling, correction, alpha)

@@ -44,3 +44,8 @@ def configured_resampling() -> Resampling | None:
     """What the settings ask for (``AIRBENCH_MTEB_CI``, ``AIRBENCH_MTEB_CI_RESAMPLES``, ``--no-ci``); None: no intervals."""
     settings = current_settings()
     return None if settings.ci is None else Resampling.from_setting(settings.ci, settings.ci_resamples)
+
+
+def with_interval(value: float, interval: tuple[float, float] | None) -> str:
+    """How tables show a number with its uncertainty: ``0.7272 [0.70, 0.75]``, or ``0.7272`` without an interval."""
+    return f"{value:.4f}" if interval is None else f"{value:.4f} [{interval[0]:.2f}, {interval[1]:.2f}]"

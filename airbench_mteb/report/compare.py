@@ -3,9 +3,11 @@
 Each model's rankings are the files MTEB saves with ``prediction_folder=`` / ``--prediction-folder``
 (:mod:`airbench_mteb.data.predictions`), one folder per model; the qrels come from the task
 itself. Per task and subset every model has, :func:`compare_predictions` gives the N x N
-matrices, :func:`write_comparison` writes them (CSV per matrix, ``comparison.json``, a Markdown
-summary) and :func:`read_comparison` reads them back for the heatmap. Runs of one task and
-subset must cover the same queries.
+matrices, with a bootstrap confidence interval over queries for every SSCI and RCCI cell and
+RCCI's paired test (Holm-adjusted over the model pairs) unless told not to;
+:func:`write_comparison` writes them (CSV per matrix and per pair, ``comparison.json``, a Markdown
+summary) and :func:`read_comparison` reads them back for the heatmap (files written before the
+intervals existed included). Runs of one task and subset must cover the same queries.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, read_json
 from airbench_mteb.data.predictions import PREDICTIONS_SUFFIX, Predictions, one_model, read_predictions
 from airbench_mteb.metrics.pairwise import PairwiseComparison, Qrels, Run, compare_runs
+from airbench_mteb.metrics.resampling import Resampling
 
 COMPARISON_FILE = "comparison.json"
 
@@ -91,8 +94,10 @@ def task_qrels(task_name: str, subset: str, split: str) -> Qrels:
     return task.dataset[subset][split]["relevant_docs"]
 
 
-def compare_predictions(models: Sequence[ModelPredictions], split: str = "test", depth: int = 10) -> Comparison:
-    """SSCI/RCCI over the top ``depth`` per task and subset that every model has predictions of."""
+def compare_predictions(models: Sequence[ModelPredictions], split: str = "test", depth: int = 10,
+                        resampling: Resampling | None = None) -> Comparison:
+    """SSCI/RCCI over the top ``depth`` per task and subset that every model has predictions of; with
+    ``resampling`` (e.g. :func:`airbench_mteb.metrics.resampling.configured_resampling`) their uncertainty too."""
     names = [m.model for m in models]
     if len(set(names)) != len(names):
         raise DatasetError(f"the same model appears twice among the prediction folders: {names}")
@@ -119,21 +124,24 @@ def compare_predictions(models: Sequence[ModelPredictions], split: str = "test",
                 raise DatasetError(f"{task}/{subset}: the runs answer queries the data has no qrels for "
                                    f"(e.g. {unjudged}); were they made from another build of the data?")
             judged = {q: docs for q, docs in qrels.items() if q in queries}
-            matrices.setdefault(task, {})[subset] = compare_runs(runs, judged, depth)
+            matrices.setdefault(task, {})[subset] = compare_runs(runs, judged, depth, resampling)
     if not matrices:
         raise DatasetError("nothing to compare: " + "; ".join(notes))
     return Comparison(split, depth, matrices, tuple(notes))
 
 
 def write_comparison(comparison: Comparison, out: Path) -> list[Path]:
-    """``comparison.json``, ``comparison.md`` and ``<task>/<subset>_{ssci,rcci}.csv`` under ``out``."""
+    """``comparison.json``, ``comparison.md``, and per task and subset ``<task>/<subset>_{ssci,rcci}.csv``
+    (the N x N matrices) and ``<task>/<subset>_pairs.csv`` (one row per model pair, with the intervals
+    and p-values when computed) under ``out``."""
     written = []
     for task, subsets in comparison.matrices.items():
         for subset, matrices in subsets.items():
-            for index in ("ssci", "rcci"):
-                path = out / task / f"{subset}_{index}.csv"
+            for name, text in (("ssci", matrices.to_csv("ssci")), ("rcci", matrices.to_csv("rcci")),
+                               ("pairs", matrices.pairs_csv())):
+                path = out / task / f"{subset}_{name}.csv"
                 with atomic_write(path) as handle:
-                    handle.write(matrices.to_csv(index))
+                    handle.write(text)
                 written.append(path)
     payload = {"split": comparison.split, "depth": comparison.depth,
                "comparisons": {t: {s: c.to_dict() for s, c in subsets.items()}
@@ -145,6 +153,8 @@ def write_comparison(comparison: Comparison, out: Path) -> list[Path]:
         for subset, matrices in subsets.items():
             sections += [f"## {task} / {subset} ({matrices.num_queries} queries)", "",
                          matrices.to_markdown("ssci"), "", matrices.to_markdown("rcci"), ""]
+            if matrices.uncertainty is not None:
+                sections += [matrices.pairs_markdown(), "", matrices.legend(), ""]
     with atomic_write(out / "comparison.md") as handle:
         handle.write("\n".join(sections))
     return [out / COMPARISON_FILE, out / "comparison.md", *written]
@@ -156,6 +166,16 @@ def read_comparison(path: Path) -> Comparison:
     if not path.is_file():
         raise DatasetError(f"no {COMPARISON_FILE}: run `airbench-mteb compare --out DIR` first", path=path)
     data = read_json(path)
-    return Comparison(data["split"], data["depth"],
-                      {task: {subset: PairwiseComparison.from_dict(c) for subset, c in subsets.items()}
-                       for task, subsets in data["comparisons"].items()})
+    where = "the file"
+    try:
+        matrices: dict[str, dict[str, PairwiseComparison]] = {}
+        for task, subsets in data["comparisons"].items():
+            for subset, found in subsets.items():
+                where = f"{task}/{subset}"
+                matrices.setdefault(task, {})[subset] = PairwiseComparison.from_dict(found)
+        return Comparison(data["split"], data["depth"], matrices)
+    except KeyError as error:
+        problem = f"no {error.args[0]!r} entry"
+    except (TypeError, ValueError, AttributeError) as error:
+        problem = str(error)
+    raise DatasetError(f"not a comparison written by `airbench-mteb compare`: {where}: {problem}", path=path)
