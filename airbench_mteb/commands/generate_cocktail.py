@@ -19,8 +19,7 @@ from airbench_mteb.generation.cocktail.answers import FAILED
 from airbench_mteb.generation.cocktail.output import write_run_account
 from airbench_mteb.generation.cocktail.quality import DEFAULT_MODEL, plus_minus, quality_report
 from airbench_mteb.generation.errors import GenerationError
-from airbench_mteb.generation.llm.credentials import refuse_credentials
-from airbench_mteb.generation.llm.factory import BACKENDS, LLMOptions
+from airbench_mteb.generation.llm.factory import BACKENDS, LLMOptions, check_base_url
 
 if TYPE_CHECKING:
     from airbench_mteb.generation.llm import LLMClient
@@ -54,7 +53,7 @@ def parse_llm_spec(values: Sequence[str], *, backend: str, model: str | None, ba
     if settings["backend"] == "openai" and not settings["model"]:
         raise GenerationError(f"--llm {name}: the openai backend needs model=NAME (or --model)")
     if settings["base_url"]:
-        refuse_credentials(settings["base_url"])  # the spec is journaled and published
+        check_base_url(settings["base_url"], f"--llm {name}: base-url")  # the spec is journaled and published
     return LLMSource(name=name, **settings)
 
 

@@ -57,7 +57,7 @@ class LLMOptions:
         if self.backend == "openai" and not self.model:
             raise GenerationError("the openai backend needs --model (the name the server serves)")
         if self.base_url:
-            _check_base_url(self.base_url)
+            check_base_url(self.base_url)
         checks.whole_number("--concurrency", self.concurrency, 1)
         checks.number("--timeout", self.timeout, 0, above=True)
         checks.whole_number("--max-retries", self.max_retries, 0)
@@ -78,12 +78,13 @@ class LLMOptions:
                          max_retries=self.max_retries, account=Account(price_in=self.price_in, price_out=self.price_out))
 
 
-def _check_base_url(url: str) -> None:
-    refuse_credentials(url)  # first: the messages below repeat the URL, and the endpoint is journaled
+def check_base_url(url: str, option: str = "--base-url") -> None:
+    """An http(s) URL with a host and without a credential (the endpoint is journaled and published)."""
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError as error:
-        raise GenerationError(f"--base-url {url!r} is not a URL ({error})") from None
+        urlsplit(url).port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as error:  # the URL is not repeated: it may hold a key
+        raise GenerationError(f"{option} is not a URL ({error})") from None
+    refuse_credentials(url)  # before the message below repeats the URL
+    parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise GenerationError(f"--base-url {url!r} must be an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
+        raise GenerationError(f"{option} {url!r} must be an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
