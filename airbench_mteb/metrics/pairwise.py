@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -127,7 +127,7 @@ class PairUncertainty:
     rcci_p: np.ndarray
     rcci_p_adjusted: np.ndarray
     methods: np.ndarray  # N x N x 2 strings: the interval method of the SSCI and the RCCI cell
-    resampling: Resampling
+    resampling: Resampling  # method: the one the intervals used (per cell: methods)
     correction: str = "holm"
     alpha: float = 0.05
 
@@ -318,5 +318,6 @@ def pairwise_uncertainty(matrices: Sequence[np.ndarray], resampling: Resampling,
     if upper:
         rows, columns = np.array(upper).T
         adjusted[rows, columns] = adjusted[columns, rows] = adjust_p_values(p_values[rows, columns], correction)
+    used = [methods[i, j, index] for i, j in upper for index in (0, 1)]
     return PairUncertainty(ssci_low, ssci_high, rcci_low, rcci_high, p_values, adjusted, methods.astype(str),
-                           resampling, correction, alpha)
+                           replace(resampling, method=resampling.common_method(used)), correction, alpha)

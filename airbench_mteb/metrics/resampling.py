@@ -15,8 +15,9 @@ TEST = "paired-randomization"  # the two-sided sign-flip test of metrics.signifi
 class Resampling:
     """Bootstrap intervals at ``level`` by ``method`` and randomization tests, both from ``n_resamples`` seeded draws.
 
-    ``method`` is what was asked for (``BCa`` or ``percentile``); :meth:`common_method` says what a
-    set of intervals actually used. The tests enumerate every sign vector when 2^n <= ``n_resamples``.
+    ``method`` (``BCa`` or ``percentile``) is what is asked for; a record kept with computed intervals
+    holds what they used instead (:meth:`common_method`: BCa falls back to percentile where it is
+    undefined). The tests enumerate every sign vector when 2^n <= ``n_resamples``.
     """
 
     method: Method = "BCa"
