@@ -33,7 +33,7 @@ def _entry(version: str, **changes: str) -> dict:
     return entry
 
 
-def _generated_folder(root: Path, version: str, **changes: str) -> Path:
+def generated_airbench_folder(root: Path, version: str, **changes: str) -> Path:
     """What `generate airbench` writes: catalog_entry.json and (here empty) corpus and queries files."""
     root.mkdir(parents=True)
     entry = _entry(version, **changes)
@@ -54,7 +54,7 @@ def catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize("version", ["AIR-Bench_24.05", "AIR-Bench_24.04"])
 def test_register_dataset_refuses_an_official_version(version: str, catalog: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
-    folder = _generated_folder(tmp_path / "bench", version, domain="cooking")
+    folder = generated_airbench_folder(tmp_path / "bench", version, domain="cooking")
     assert cli.main(["register-dataset", str(folder)]) == 2
     err = capsys.readouterr().err
     assert f"version {version!r} is an official AIR-Bench release" in err and "catalog_entry.json" in err
@@ -109,7 +109,7 @@ def test_the_plugin_benchmarks_are_known_from_the_catalogs() -> None:
 def test_every_family_checks_task_names_by_one_rule(family: str, name: str, catalog: Path, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     if family == "airbench":
-        argv = [str(_generated_folder(tmp_path / "bench", "custom", domain=name))]
+        argv = [str(generated_airbench_folder(tmp_path / "bench", "custom", domain=name))]
     else:
         folder = cocktail_folder(tmp_path / "c") if family == "cocktail" else irsc_build(tmp_path / "b")
         argv = [str(folder), f"--name={name}"]  # "=": a name may start with "-"
@@ -142,8 +142,8 @@ def test_a_catalog_entry_with_an_unusable_name_is_skipped_when_read(catalog: Pat
 
 def test_a_name_registered_for_another_folder_needs_replace(catalog: Path, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture) -> None:
-    first = _generated_folder(tmp_path / "a" / "bench", "custom")
-    second = _generated_folder(tmp_path / "b" / "bench", "custom")
+    first = generated_airbench_folder(tmp_path / "a" / "bench", "custom")
+    second = generated_airbench_folder(tmp_path / "b" / "bench", "custom")
     assert cli.main(["register-dataset", str(first)]) == 0
     assert cli.main(["register-dataset", str(first)]) == 0  # the same folder again: an update
     assert cli.main(["register-dataset", str(second)]) == 2
