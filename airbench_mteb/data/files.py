@@ -68,7 +68,7 @@ def check_writable_target(path: str | Path) -> Path:
 
 
 def check_folder_target(path: str | Path) -> None:
-    """Refuse to put a folder at ``path`` when something else than a folder (or a link to one) is there.
+    """Refuse to put a folder at ``path`` when something other than a folder (or a link to one) is there.
 
     Raises:
         DatasetError: naming ``path`` and what is there (a file, a FIFO, a dangling link...).
