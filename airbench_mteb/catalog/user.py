@@ -224,7 +224,7 @@ def _read_user_catalog(path: Path, fingerprint: str) -> UserCatalog:
     except DatasetError as error:
         warnings.warn(f"airbench-mteb: none of the datasets in the user catalog is registered: {error}", stacklevel=3)
         return UserCatalog()
-    taken = reserved_names() if items else {}  # mteb's benchmarks cost a import: only when there is an entry
+    taken = reserved_names() if items else {}  # mteb's benchmarks cost an import (~0.5 s): only for entries
     usable: list[UserEntry] = []
     for number, item in enumerate(items, start=1):
         try:
