@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 TEST = "paired-randomization"
 MAIN_SCORE = "main_score"  # the metric name that stands for each task's own main score
 FILES = ("significance.json", "significance.md", "significance.tex", "significance.csv")
-FAMILY = "every task-level comparison in this report (task x split x subset x metric x model pair)"
+FAMILY = "every task-level comparison in this report: task x split x subset x metric x model pair"
 BENCHMARK_FAMILY = "every model pair on the benchmark mean, per metric"
 
 

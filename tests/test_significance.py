@@ -1,0 +1,289 @@
+"""Per-query scores kept, confidence intervals in MTEB's results, and `airbench-mteb significance`, end to end.
+
+BM25 and all-MiniLM-L6-v2 (once) on CocktailNFCorpus (human setting, test) and an AIR-Bench mirror
+task (dev) through ``mteb.evaluate`` with prediction folders; everything is then checked against an
+independent computation from the prediction files and the raw qrels files (pytrec_eval per query,
+scipy.stats).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytrec_eval
+from scipy import stats
+
+from airbench_mteb.cli import main
+from airbench_mteb.settings import settings_applied
+from tests.conftest import SHARED_DATA
+
+COCKTAIL = "CocktailNFCorpus"
+AIRBENCH = "AIR-Bench_24.05_qa_news_zh"  # English MiniLM and BM25 differ on Chinese
+BM25, MINILM = "airbench-mteb/bm25", "airbench-mteb/all-MiniLM-L6-v2"
+BM25_TUNED = "airbench-mteb/bm25 (b=0.75, k1=1.2)"  # the label of BM25 run with other parameters
+KEPT = ("ndcg_at_10", "recall_at_10", "recall_at_100", "map_at_10", "mrr_at_10")
+# task -> (split, subset, main score)
+SCORED = {COCKTAIL: ("test", "human", "ndcg_at_1"), AIRBENCH: ("dev", "default", "ndcg_at_10")}
+ISSUE_KEYS = {"task", "split", "subset", "metric", "model_a", "model_b", "n_queries", "mean_a", "mean_b", "difference",
+              "ci_low", "ci_high", "p_value", "p_adjusted", "t_test_p_value", "effect_size", "wins", "ties", "losses"}
+
+
+@dataclass(frozen=True)
+class Runs:
+    root: Path  # the MTEB results folder (ResultCache root)
+    no_ci: Path  # BM25 again with intervals switched off
+    predictions: Path  # one prediction folder per model, by short name
+    data: Path  # the data folder the tasks read
+
+
+def _tasks():
+    import mteb
+
+    return [mteb.get_task(COCKTAIL, hf_subsets=["human"], eval_splits=["test"]),
+            mteb.get_task(AIRBENCH, eval_splits=["dev"])]
+
+
+def _evaluate(model, root: Path, predictions: Path | None) -> None:
+    import mteb
+
+    mteb.evaluate(model, _tasks(), cache=mteb.ResultCache(root), prediction_folder=predictions,
+                  show_progress_bar=False)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path) -> Runs:
+    import mteb
+
+    folder = tmp_path_factory.mktemp("significance")
+    data = folder / "data"  # one data folder for both families, without copying anything
+    data.mkdir()
+    (data / "cocktail").symlink_to(SHARED_DATA / "cocktail")
+    (data / "AIR-Bench").symlink_to(airbench_mirror / "AIR-Bench")
+    root, predictions = folder / "results", folder / "predictions"
+    with settings_applied(data_dir=data):
+        for name in (BM25, MINILM):
+            _evaluate(mteb.get_model(name), root, predictions / name.split("/")[1])
+        _evaluate(mteb.get_model(BM25, k1=1.2, b=0.75), root, None)
+        with settings_applied(ci=None):
+            _evaluate(mteb.get_model(BM25), folder / "no_ci", None)
+    return Runs(root, folder / "no_ci", predictions, data)
+
+
+# --- independent computation from the prediction files and the raw qrels files -----------------------------------
+
+def _raw_qrels(runs: Runs, task: str) -> dict[str, dict[str, int]]:
+    """The qrels as the files hold them, read here without the plugin (queries without a relevant document dropped)."""
+    qrels: dict[str, dict[str, int]] = {}
+    if task == COCKTAIL:
+        with (runs.data / "cocktail" / "nfcorpus" / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):  # the human setting's ids end in -human
+                qrels.setdefault(row["query-id"], {})[f"{row['corpus-id']}-human"] = int(row["score"])
+    else:
+        path = runs.data / "AIR-Bench" / "qrels-qa_news_zh-dev" / "AIR-Bench_24.05" / "qrels_default_dev.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            qrels.setdefault(row["qid"], {})[row["docid"]] = int(row["relevance"])
+    return {qid: docs for qid, docs in qrels.items() if any(rel > 0 for rel in docs.values())}
+
+
+def _independent(runs: Runs, task: str, model: str, metric: str) -> tuple[list[str], np.ndarray]:
+    """Per-query values of ``metric`` from the model's prediction file: pytrec_eval, MRR by hand; absent queries 0."""
+    split, subset, _ = SCORED[task]
+    predictions = json.loads((runs.predictions / model.split("/")[1] / f"{task}_predictions.json").read_text())
+    run = predictions[subset][split]
+    qrels = _raw_qrels(runs, task)
+    ids = sorted(qrels)
+    measure, k = metric.rsplit("_at_", 1)
+    if measure == "mrr":
+        values = []
+        for qid in ids:
+            ranked = sorted(run.get(qid, {}).items(), key=lambda item: (item[1], item[0]), reverse=True)[:int(k)]
+            values.append(next((1 / r for r, (doc, _) in enumerate(ranked, 1) if qrels[qid].get(doc, 0) > 0), 0.0))
+        return ids, np.array(values)
+    trec = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall"}[measure]
+    scores = pytrec_eval.RelevanceEvaluator(qrels, {f"{trec}.{k}"}).evaluate(run)
+    return ids, np.array([scores.get(qid, {}).get(f"{trec}_{k}", 0.0) for qid in ids])
+
+
+def _task_result(root: Path, model: str, task: str):
+    """The model's result on the task; BM25_TUNED's is in its experiment folder."""
+    from mteb.results import TaskResult
+
+    folder = root / "results" / model.split(" ")[0].replace("/", "__")
+    pattern = f"*/experiments/*/{task}.json" if model == BM25_TUNED else f"*/{task}.json"
+    return TaskResult.from_disk(next(folder.glob(pattern)))
+
+
+def _score_dict(root: Path, model: str, task: str) -> dict:
+    split, subset, _ = SCORED[task]
+    return next(s for s in _task_result(root, model, task).scores[split] if s["hf_subset"] == subset)
+
+
+def _monte_carlo(p: float, n: int = 9999) -> float:
+    """Four standard errors of the difference between our p-value and scipy's, each from ``n`` random sign vectors,
+    plus their +1 corrections. Ours counts |t*| >= |t| (variance p(1 - p) / n); scipy's two-sided p is twice a
+    one-sided share (variance 2p(1 - p/2) / n)."""
+    p = max(p, 1 / n)
+    return 4 * math.sqrt(p * (1 - p) / n + 2 * p * (1 - p / 2) / n) + 3 / n
+
+
+# --- the results: intervals, kept scores, MTEB's readers -----------------------------------------------------------
+
+def test_results_carry_intervals_that_mtebs_readers_read_without_warnings(runs: Runs) -> None:
+    import mteb
+
+    for task, (_, _, main_score) in SCORED.items():
+        scores = _score_dict(runs.root, BM25, task)
+        for metric in (main_score, *KEPT):
+            assert scores[f"{metric}_ci_low"] <= scores[metric] <= scores[f"{metric}_ci_high"], (task, metric)
+            method = scores.get(f"{metric}_ci_method", scores["ci_method"])
+            # BCa unless every query scores the same (BM25 finds every Chinese mirror query's document first)
+            assert method == ("percentile" if scores[f"{metric}_ci_low"] == scores[f"{metric}_ci_high"] else "BCa")
+        assert (scores["ci_level"], scores["ci_n_resamples"], scores["ci_seed"]) == (0.95, 9999, 0)
+    assert _score_dict(runs.root, MINILM, COCKTAIL)["ci_method"] == "BCa"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = mteb.ResultCache(runs.root).load_results(models=[BM25, MINILM], tasks=list(SCORED),
+                                                         require_model_meta=False)
+        frame = loaded.to_dataframe()
+    assert not frame.empty
+
+
+def test_main_scores_are_unchanged_and_no_interval_is_written_with_intervals_off(runs: Runs) -> None:
+    for task in SCORED:
+        with_ci, without = _score_dict(runs.root, BM25, task), _score_dict(runs.no_ci, BM25, task)
+        assert with_ci["main_score"] == without["main_score"]
+        assert not [key for key in without if key.startswith("ci_") or "_ci_" in key]
+        assert list((runs.no_ci / "results").rglob(f"{task}.per_query.json.gz"))  # still kept
+
+
+def test_kept_per_query_scores_are_pytrec_eval_on_the_prediction_files(runs: Runs) -> None:
+    from airbench_mteb.data.per_query import read_kept
+
+    for model in (BM25, MINILM):
+        for task, (split, subset, main_score) in SCORED.items():
+            path = next((runs.root / "results" / model.replace("/", "__")).glob(f"*/{task}.per_query.json.gz"))
+            kept = read_kept(path)
+            assert (kept.model_name, kept.task_name) == (model, task)
+            assert kept.dataset_revision == _task_result(runs.root, model, task).dataset_revision
+            scores = kept.scores[split][subset]
+            for metric in (main_score, *KEPT):
+                ids, expected = _independent(runs, task, model, metric)
+                assert list(scores.query_ids) == ids
+                np.testing.assert_allclose(scores.metrics[metric], expected, atol=1e-12)
+                assert round(expected.mean(), 5) == pytest.approx(_score_dict(runs.root, model, task)[metric],
+                                                                  abs=1e-5)
+
+
+def test_results_intervals_agree_with_scipy_bootstrap(runs: Runs) -> None:
+    task, (_, _, main_score) = COCKTAIL, SCORED[COCKTAIL]
+    scores = _score_dict(runs.root, MINILM, task)
+    for metric in (main_score, "ndcg_at_10"):
+        _, values = _independent(runs, task, MINILM, metric)
+        scipy_ci = stats.bootstrap((values,), np.mean, method="BCa", n_resamples=9999,
+                                   rng=np.random.default_rng(1)).confidence_interval
+        width = scipy_ci.high - scipy_ci.low
+        assert scores[f"{metric}_ci_low"] == pytest.approx(scipy_ci.low, abs=0.05 * width)
+        assert scores[f"{metric}_ci_high"] == pytest.approx(scipy_ci.high, abs=0.05 * width)
+
+
+# --- the significance report ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def report(runs: Runs):
+    from airbench_mteb.report.significance import significance
+
+    return significance(runs.root, [BM25, MINILM], tasks=list(SCORED), metrics=["main_score", "ndcg_at_10"])
+
+
+def test_significance_agrees_with_an_independent_scipy_computation(runs: Runs, report) -> None:
+    # main score and nDCG@10 per task; the AIR-Bench task's main score is nDCG@10, compared once
+    assert report.family_size == len(report.comparisons) == 3
+    for c in report.comparisons:
+        assert (c.model_a, c.model_b) == (BM25, MINILM)
+        _, a = _independent(runs, c.task, BM25, c.metric)
+        _, b = _independent(runs, c.task, MINILM, c.metric)
+        d = a - b
+        assert (c.n_queries, c.mean_a, c.mean_b) == (len(a), pytest.approx(a.mean()), pytest.approx(b.mean()))
+        assert c.difference == pytest.approx(d.mean())
+        assert c.t_test_p_value == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-9)
+        assert c.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
+        assert (c.wins, c.ties, c.losses) == (int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()))
+        scipy_p = stats.permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis),
+                                         permutation_type="samples", n_resamples=9999,
+                                         rng=np.random.default_rng(1)).pvalue
+        assert c.p_value == pytest.approx(scipy_p, abs=_monte_carlo(scipy_p))
+        scipy_ci = stats.bootstrap((a, b), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True,
+                                   method="BCa", n_resamples=9999, rng=np.random.default_rng(1)).confidence_interval
+        width = scipy_ci.high - scipy_ci.low
+        assert (c.ci_low, c.ci_high) == (pytest.approx(scipy_ci.low, abs=0.05 * width),
+                                         pytest.approx(scipy_ci.high, abs=0.05 * width))
+    raw = np.array([c.p_value for c in report.comparisons])
+    order = np.argsort(raw)
+    holm = np.minimum(1, np.maximum.accumulate((len(raw) - np.arange(len(raw))) * raw[order]))
+    np.testing.assert_allclose(np.array([c.p_adjusted for c in report.comparisons])[order], holm)
+
+
+def test_significance_command_writes_the_issues_json_and_the_tables(runs: Runs, report, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code = main(["significance", "--results", str(runs.root), "-m", BM25, "all-MiniLM-L6-v2", "-t", *SCORED,
+                 "--metrics", "main_score", "ndcg_at_10", "--out", str(out)])
+    assert code == 0
+    data = json.loads((out / "significance.json").read_text())
+    assert (data["test"], data["n_resamples"], data["seed"], data["correction"], data["family_size"]) == \
+        ("paired-randomization", 9999, 0, "holm", 3)
+    assert len(data["comparisons"]) == 3 and all(ISSUE_KEYS <= set(c) for c in data["comparisons"])
+    assert [c["p_adjusted"] for c in data["comparisons"]] == [c.p_adjusted for c in report.comparisons]
+    rows = list(csv.DictReader(io.StringIO((out / "significance.csv").read_text())))
+    assert [float(r["difference"]) for r in rows] == pytest.approx([c.difference for c in report.comparisons])
+    markdown = (out / "significance.md").read_text()
+    assert "## ndcg_at_1" in markdown and "## ndcg_at_10" in markdown and f"a. {BM25}" in markdown
+    latex = (out / "significance.tex").read_text()
+    assert latex.count(r"\toprule") == 2 and r"\textbf{" in latex
+    assert "paired randomization test" in latex and "Holm correction" in latex and r"\alpha = 0.05" in latex
+    significant = [c for c in report.comparisons if c.p_adjusted < 0.05]
+    assert markdown.count("<sup>") == len(significant)
+
+
+def test_the_same_seed_gives_the_same_bytes(runs: Runs, tmp_path: Path) -> None:
+    from airbench_mteb.report.significance import significance, write_significance
+
+    files = []
+    for attempt in ("first", "second"):
+        report = significance(runs.root, [BM25, MINILM], tasks=[AIRBENCH], n_resamples=999, seed=7)
+        files.append([path.read_bytes() for path in write_significance(report, tmp_path / attempt)])
+    assert files[0] == files[1]
+
+
+def test_benchmark_level_mean_interval_test_and_rank_intervals(runs: Runs) -> None:
+    import mteb
+
+    from airbench_mteb.report.significance import significance
+
+    bench = mteb.Benchmark(name="two-tasks", tasks=_tasks())
+    report = significance(runs.root, [BM25, MINILM, BM25_TUNED], benchmark=bench, n_resamples=1999)
+    (level,) = report.benchmark
+    assert level.tasks == tuple(SCORED) and len(report.comparisons) == 2 * 3
+    for score in level.models:  # MTEB's benchmark mean: the mean over tasks of each task's main score
+        expected = np.mean([_score_dict(runs.root, score.model, task)["main_score"] for task in SCORED])
+        assert score.mean == pytest.approx(expected, abs=1e-5)
+        assert score.ci_low <= score.mean <= score.ci_high
+        assert score.rank_low <= score.rank <= score.rank_high
+        assert score.rank == 1 + sum(other.mean > score.mean for other in level.models)
+    pair = next(p for p in level.comparisons if (p.model_a, p.model_b) == (BM25, MINILM))
+    a = [_independent(runs, task, BM25, SCORED[task][2])[1] for task in SCORED]
+    b = [_independent(runs, task, MINILM, SCORED[task][2])[1] for task in SCORED]
+    weights = np.concatenate([np.full(len(v), 1 / (len(SCORED) * len(v))) for v in a])
+    scipy_p = stats.permutation_test((np.concatenate(a), np.concatenate(b)),
+                                     lambda x, y, axis: np.sum(weights * (x - y), axis=axis),
+                                     permutation_type="samples", n_resamples=1999, rng=np.random.default_rng(1)).pvalue
+    assert pair.difference == pytest.approx(np.mean([x.mean() for x in a]) - np.mean([y.mean() for y in b]))
+    assert pair.p_value == pytest.approx(scipy_p, abs=_monte_carlo(scipy_p, 1999))
