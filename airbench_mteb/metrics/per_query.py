@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pytrec_eval
 
+from airbench_mteb.metrics.bootstrap import bootstrap_cis
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import Qrels, Run, ranking
 from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
 
 # What an interval and a significance test are given for, besides the task's main score (MTEB's names).
 KEPT_METRICS = ("ndcg_at_10", "recall_at_10", "recall_at_100", "map_at_10", "mrr_at_10")
-CI_LEVEL = 0.95
-CI_SEED = 0  # fixed, so a rerun writes the same intervals
 
 # MTEB's result name prefix -> the pytrec_eval measure behind it
 _TREC_MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P", "hit_rate": "success"}
@@ -116,10 +116,8 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
     return scores
 
 
-def interval_scores(vectors: Mapping[str, np.ndarray], *, method: str, n_resamples: int, seed: int = CI_SEED,
-                    level: float = CI_LEVEL) -> dict[str, float | int | str]:
-    """Bootstrap confidence intervals of the means of ``vectors`` (``method``: ``bca`` or ``percentile``),
-    as flat results keys.
+def interval_scores(vectors: Mapping[str, np.ndarray], resampling: Resampling) -> dict[str, float | int | str]:
+    """Bootstrap confidence intervals of the means of ``vectors`` (one set of resamples for all), as flat results keys.
 
     ``<metric>_ci_low`` / ``<metric>_ci_high`` per metric, and ``ci_level``, ``ci_method``,
     ``ci_n_resamples``, ``ci_seed``. ``ci_method`` is the method the intervals used (``BCa`` or
@@ -127,20 +125,17 @@ def interval_scores(vectors: Mapping[str, np.ndarray], *, method: str, n_resampl
     interval fell back to the percentile method, that metric also gets ``<metric>_ci_method``.
     Fewer than 2 queries: no interval.
     """
-    from airbench_mteb.metrics.bootstrap import METHODS, bootstrap_ci
-
-    wanted = next(name for name in METHODS if name.lower() == method.lower())
-    flat: dict[str, float | int | str] = {}
-    used: dict[str, str] = {}
-    for name, values in vectors.items():
-        if len(values) < 2:
-            continue
-        interval = bootstrap_ci(values, level=level, method=wanted, n_resamples=n_resamples, seed=seed)
-        flat[f"{name}_ci_low"], flat[f"{name}_ci_high"] = interval.low, interval.high
-        used[name] = interval.method
-    if not used:
+    usable = {name: values for name, values in vectors.items() if len(values) >= 2}
+    if not usable:
         return {}
-    common = wanted if wanted in used.values() else next(iter(used.values()))
-    flat.update(ci_level=level, ci_method=common, ci_n_resamples=n_resamples, ci_seed=seed)
-    flat.update({f"{name}_ci_method": other for name, other in used.items() if other != common})
+    intervals = bootstrap_cis(usable, level=resampling.level, method=resampling.method,
+                              n_resamples=resampling.n_resamples, seed=resampling.seed)
+    common = resampling.common_method(interval.method for interval in intervals.values())
+    flat: dict[str, float | int | str] = {}
+    for name, interval in intervals.items():
+        flat[f"{name}_ci_low"], flat[f"{name}_ci_high"] = interval.low, interval.high
+    flat.update(ci_level=resampling.level, ci_method=common, ci_n_resamples=resampling.n_resamples,
+                ci_seed=resampling.seed)
+    flat.update({f"{name}_ci_method": interval.method for name, interval in intervals.items()
+                 if interval.method != common})
     return flat

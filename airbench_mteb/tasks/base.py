@@ -13,6 +13,7 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 from airbench_mteb.data.per_query import QueryScores, remember
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.per_query import interval_scores, kept_metrics, per_query_scores, scored_queries
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.settings import current_settings
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ class PluginRetrievalTask(AbsTaskRetrieval):
         settings = current_settings()
         if settings.ci is None:
             return {}
-        return interval_scores(kept.metrics, method=settings.ci, n_resamples=settings.ci_resamples)
+        return interval_scores(kept.metrics, Resampling.from_setting(settings.ci, settings.ci_resamples))
 
     def _save_task_predictions(self, predictions: Any, model: Any, prediction_folder: Path, hf_split: str,
                                hf_subset: str) -> None:
