@@ -155,6 +155,27 @@ def test_results_carry_intervals_that_mtebs_readers_read_without_warnings(runs: 
                                                          require_model_meta=False)
         frame = loaded.to_dataframe()
     assert not frame.empty
+    paths = mteb.ResultCache(runs.root).get_cache_paths(require_model_meta=False, include_remote=False)
+    assert paths and not [path for path in paths if "per_query" in path.name]  # never taken for a task result
+
+
+def test_kept_scores_merge_splits_of_the_same_data_and_replace_those_of_other_data(tmp_path: Path) -> None:
+    from airbench_mteb.data.per_query import QueryScores, read_kept, remember, write_kept
+
+    results = tmp_path / "results" / "org__model" / "rev" / "Task.json"
+    results.parent.mkdir(parents=True)
+
+    def evaluate(split: str, data: str, value: float) -> set[str]:
+        remember("org/model", "rev", "Task", data, split, "default", QueryScores(("q1", "q2"), {"m": np.full(2, value)}))
+        kept = read_kept(write_kept("Task", data, results))
+        assert kept.dataset_revision == data and kept.scores[split]["default"].metrics["m"].tolist() == [value] * 2
+        return set(kept.scores)
+
+    assert evaluate("dev", "files-a", 0.5) == {"dev"}
+    assert evaluate("test", "files-a", 0.25) == {"dev", "test"}  # a split added later joins the earlier ones
+    assert evaluate("test", "files-b", 0.75) == {"test"}  # other data: nothing of the old data is kept
+    remember("other/model", "rev", "Task", "files-b", "dev", "default", QueryScores(("q1",), {"m": np.zeros(1)}))
+    assert write_kept("Task", "files-b", results) is None  # another model's scores never go beside this file
 
 
 def test_main_scores_are_unchanged_and_no_interval_is_written_with_intervals_off(runs: Runs) -> None:
