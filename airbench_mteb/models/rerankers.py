@@ -184,7 +184,11 @@ def records_data_revision(task_name: str) -> bool:
     MTEB's own do not: their first stages have nothing to check against)."""
     import mteb
 
-    return callable(getattr(type(mteb.get_task(task_name)), "pin_data_revision", None))
+    try:
+        task = mteb.get_task(task_name)
+    except KeyError:  # a task object evaluated without being registered: not one of the plugin's
+        return False
+    return callable(getattr(task, "pin_data_revision", None))
 
 
 def _load_reranked(model_name: str, revision: str | None = None, *, reranker: ModelMeta, first_stage: str,
