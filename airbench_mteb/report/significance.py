@@ -22,7 +22,7 @@ import io
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -655,7 +655,7 @@ def _tex_cell(cell: tuple[float, list[str]] | None, best: float | None) -> str:
 
 
 def _render_csv(report: SignificanceReport) -> str:
-    names = ["level", *(f for f in Comparison.__dataclass_fields__)]
+    names = ["level", *(f.name for f in fields(Comparison))]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=names, lineterminator="\n")
     writer.writeheader()
