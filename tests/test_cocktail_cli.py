@@ -131,9 +131,12 @@ def test_the_results_reader_selects_by_model_and_task_and_names_bad_files(tmp_pa
 
 
 def test_bias_command_needs_tasks_or_sources() -> None:
-    with pytest.raises(SystemExit, match="give -t TASK"):
+    from airbench_mteb.commands.names import UnknownNameError
+    from airbench_mteb.settings import SettingsError
+
+    with pytest.raises(SettingsError, match="give -t TASK"):
         bias_command.bias(_cli(["bias", "-m", "airbench-mteb/bm25"]))
-    with pytest.raises(SystemExit, match="not a source-bias task"):
+    with pytest.raises(UnknownNameError, match="not a source-bias task"):
         bias_command.bias(_cli(["bias", "-m", "airbench-mteb/bm25", "-t", "NFCorpus"]))
 
 
