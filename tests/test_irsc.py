@@ -307,6 +307,22 @@ def test_scores_match_an_independent_computation(built: Path, evaluated: Path):
         _scores(evaluated, MODELS[0], "IRSCKeywordRetrieval")["zh"]["ndcg_at_10"]
 
 
+def test_compare_refuses_rankings_of_other_data(built: Path, evaluated: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """SSCI/RCCI pair rankings with the qrels read now: rankings of another build are refused, naming both."""
+    import shutil
+
+    from airbench_mteb.report.compare import compare_predictions, prediction_folders, read_model_predictions
+
+    copy = Path(shutil.copytree(evaluated / "predictions", tmp_path / "predictions"))
+    edited = next(copy.rglob("IRSCTitleRetrieval_predictions.json"))
+    edited.write_text(json.dumps({**json.loads(edited.read_text()), "dataset_revision": "files-0000000000000000"}))
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(built))
+    models = [read_model_predictions(folder, ["IRSCTitleRetrieval"]) for folder in prediction_folders([copy])]
+    with pytest.raises(DatasetError, match=r"IRSCTitleRetrieval were computed on other data.*files-0000000000000000"):
+        compare_predictions(models)
+
+
 def _first_hit(run: dict[str, float], qrels: dict[str, int], depth: int) -> int:
     """m of the seed from pytrec_eval's reciprocal rank: n + 1 - rank within the top depth, else -1."""
     import pytrec_eval

@@ -19,7 +19,13 @@ from pathlib import Path
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, read_json
-from airbench_mteb.data.predictions import PREDICTIONS_SUFFIX, Predictions, one_model, read_predictions
+from airbench_mteb.data.predictions import (
+    PREDICTIONS_SUFFIX,
+    Predictions,
+    check_same_data,
+    one_model,
+    read_predictions,
+)
 from airbench_mteb.metrics.pairwise import PairwiseComparison, Qrels, Run, compare_runs
 from airbench_mteb.metrics.resampling import Resampling
 
@@ -82,11 +88,17 @@ def _check_same_queries(task: str, subset: str, runs: Mapping[str, Run]) -> None
                                f"only in {model!r}: {only_other}); evaluate both on the same data before comparing")
 
 
-def task_qrels(task_name: str, subset: str, split: str) -> Qrels:
-    """The qrels of one task subset, loaded the way the task loads them (needs its data)."""
+def task_qrels(task_name: str, subset: str, split: str, predictions: Sequence[Predictions] = ()) -> Qrels:
+    """The qrels of one task subset, loaded the way the task loads them (needs its data); each of
+    ``predictions`` must come from the data the task reads now."""
     import mteb
 
     task = mteb.get_task(task_name)
+    pin = getattr(task, "pin_data_revision", None)
+    if pin is not None:  # plugin tasks know the fingerprint of what they read
+        pin()
+        for prediction in predictions:
+            check_same_data(prediction, task.metadata.revision)
     loader = getattr(task, "load_split", None)
     if loader is not None:  # plugin tasks: no need to build MTEB datasets for the whole task
         return loader(subset, split).qrels
@@ -118,7 +130,7 @@ def compare_predictions(models: Sequence[ModelPredictions], split: str = "test",
             runs = {m.model: m.tasks[task].run(subset, split) for m in models}
             _check_same_queries(task, subset, runs)
             queries = next(iter(runs.values()))
-            qrels = task_qrels(task, subset, split)
+            qrels = task_qrels(task, subset, split, [m.tasks[task] for m in models])
             unjudged = sorted(set(queries) - set(qrels))[:5]
             if unjudged:
                 raise DatasetError(f"{task}/{subset}: the runs answer queries the data has no qrels for "
