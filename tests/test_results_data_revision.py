@@ -154,3 +154,42 @@ def test_in_process_memo_sees_a_same_size_rewrite(tmp_path: Path) -> None:
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert files_fingerprint([path]) != first
     assert files_fingerprint([tmp_path / "absent.tsv"]) != files_fingerprint([path])
+
+
+def test_hub_data_are_identified_by_the_commit_their_branch_points_at(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A branch moves when the data change: the hub revision is the commit, asked of the hub or read from its cache."""
+    import huggingface_hub
+    import huggingface_hub.constants
+
+    from airbench_mteb.data.hub_revision import hub_fingerprint, resolve_revision
+
+    repos = ["AIR-Bench/qa_news_en", "AIR-Bench/qrels-qa_news_en-dev"]
+    commits = {"AIR-Bench/qa_news_en": "a" * 40, "AIR-Bench/qrels-qa_news_en-dev": "b" * 40}
+
+    class Info:
+        def __init__(self, repo: str) -> None:
+            self.sha = commits[repo]
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", lambda self, repo, revision=None: Info(repo))
+    resolve_revision.cache_clear()
+    online = hub_fingerprint(repos, "main")
+    commits["AIR-Bench/qrels-qa_news_en-dev"] = "c" * 40  # new qrels pushed to main
+    resolve_revision.cache_clear()
+    pushed = hub_fingerprint(repos, "main")
+    assert pushed != online
+
+    def offline(self: object, repo: str, revision: str | None = None) -> None:
+        raise huggingface_hub.errors.OfflineModeIsEnabled("offline")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", offline)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    for repo in repos:  # the local hub cache knows the commits the cached files came from
+        ref = tmp_path / f"datasets--{repo.replace('/', '--')}" / "refs" / "main"
+        ref.parent.mkdir(parents=True)
+        ref.write_text(commits[repo])
+    resolve_revision.cache_clear()
+    assert hub_fingerprint(repos, "main") == pushed
+    resolve_revision.cache_clear()
+    assert resolve_revision("AIR-Bench/unknown", "main") is None
+    resolve_revision.cache_clear()

@@ -312,8 +312,8 @@ def _first_ranked(folder: Path, task: str, split: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize(("case", "message"), [
-    ("nan", "has score nan"), ("infinity", "has score inf"), ("bool", "has score True"),
-    ("string", "has score '0.5'"), ("null", "has score None"), ("unknown document", "is not in the corpus"),
+    ("nan", "has score NaN"), ("infinity", "has score Infinity"), ("bool", "has score true"),
+    ("string", 'has score "0.5"'), ("null", "has score null"), ("unknown document", "is not in the corpus"),
     ("duplicated document", "appears twice")])
 def test_package_refuses_bad_rankings_naming_query_and_document(bm25_run: Run, tmp_path: Path, case: str,
                                                                 message: str) -> None:

@@ -28,7 +28,7 @@ def resolve_revision(repo: str, revision: str) -> str | None:
         from huggingface_hub import HfApi
 
         return str(HfApi().dataset_info(repo, revision=revision).sha)
-    except Exception:  # noqa: BLE001 - offline, gated, or unknown: the local cache may still know the commit
+    except Exception:  # offline, gated, or unknown: the local cache may still know the commit
         return _cached_commit(repo, revision)
 
 

@@ -9,6 +9,8 @@ leaderboard packages, significance tests) checks it against the data it reads no
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,3 +146,18 @@ def check_same_data(predictions: Predictions, current_revision: str) -> None:
         raise DatasetError(f"these rankings of {predictions.task_name} were computed on other data (dataset revision "
                            f"{predictions.dataset_revision!r}); the task reads {current_revision!r} now: rerun the "
                            "model with --prediction-folder (and --overwrite-strategy always)", path=predictions.path)
+
+
+def check_scores(run: Mapping[str, Any], *, path: str | Path, where: str = "") -> Run:
+    """``run`` ({qid: {docid: score}}) if every query maps to an object and every score is a finite number;
+    else a DatasetError naming the query and document, with the score as the file writes it (``NaN``,
+    ``"0.5"``, ``null``, ``true``). Re-ranking and leaderboard packages both read rankings through this."""
+    for qid, docs in run.items():
+        if not isinstance(docs, dict):
+            raise DatasetError(f"{where}the results of a query are {type(docs).__name__} {docs!r:.40}, not an "
+                               "object {docid: score}", path=path, item_id=qid)
+        for doc_id, score in docs.items():
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise DatasetError(f"{where}document {doc_id!r} has score {json.dumps(score)}, not a finite number",
+                                   path=path, item_id=qid)
+    return dict(run)

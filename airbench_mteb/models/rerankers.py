@@ -13,8 +13,6 @@ search (given candidates are kept).
 from __future__ import annotations
 
 import atexit
-import json
-import math
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -36,6 +34,7 @@ from airbench_mteb.data.predictions import (
     Predictions,
     Run,
     check_same_data,
+    check_scores,
     one_model,
     predictions_path,
     read_prediction_folder,
@@ -147,13 +146,7 @@ class FirstStageReranking:
 
 def finite_run(predictions: Predictions, subset: str, split: str) -> Run:
     """The run of one split of a prediction file, every score a finite number (not a string, null, bool or NaN)."""
-    run = predictions.run(subset, split)
-    for qid, docs in run.items():
-        for doc_id, score in docs.items():
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-                raise DatasetError(f"{subset}/{split}: the score of document {doc_id!r} is {json.dumps(score)}, "
-                                   "not a finite number", path=predictions.path, item_id=qid)
-    return run
+    return check_scores(predictions.run(subset, split), path=predictions.path, where=f"{subset}/{split}: ")
 
 
 def check_first_stage(top_ranked: dict[str, list[str]], query_ids: Iterable[str], corpus: Any, *, origin: Path,

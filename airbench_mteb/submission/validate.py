@@ -18,7 +18,6 @@ out is skipped rather than counted as a miss, which raises the mean. Hence the c
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Collection
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.predictions import check_scores
 from airbench_mteb.submission.datasets import LeaderboardTask, SplitData
 from airbench_mteb.submission.layout import SearchResultsFile
 
@@ -46,23 +46,12 @@ def check_file(file: SearchResultsFile, task: LeaderboardTask, origin: str | Pat
 def check_run(run: dict[str, Any], split: SplitData, origin: str | Path, *, top_k: int | None = None) -> Run:
     """``run`` ({qid: {docid: score}}) if the leaderboard would score it as ``mteb run`` scores the split;
     else a :class:`DatasetError` naming the query and document at fault."""
-    for qid, docs in run.items():
-        _check_scores(qid, docs, origin)
+    check_scores(run, path=origin)
     _check_queries(run, split, origin)
     _check_documents(run, split, origin)
     if top_k is not None:
         _check_depth(run, top_k, origin)
     return run
-
-
-def _check_scores(qid: str, docs: Any, origin: str | Path) -> None:
-    if not isinstance(docs, dict):
-        raise DatasetError(f"the results of a query are {type(docs).__name__} {docs!r:.40}, not an object "
-                           "{docid: score}", path=origin, item_id=qid)
-    for doc_id, score in docs.items():
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-            raise DatasetError(f"document {doc_id!r} has score {score!r}, not a finite number", path=origin,
-                               item_id=qid)
 
 
 def _check_queries(run: dict[str, Any], split: SplitData, origin: str | Path) -> None:
