@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
-from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from mteb.languages import check_language_code
@@ -90,18 +88,6 @@ def _problem(location: tuple[Any, ...], message: str) -> str:
     """One validation error: the field at fault (none for a check of the whole entry) and what is wrong."""
     message = message.removeprefix("Value error, ")
     return f"field {'.'.join(map(str, location))!r}: {message}" if location else message
-
-
-@contextmanager
-def readable(path: Path) -> Iterator[None]:
-    """Read ``path`` inside: a file that cannot be read at all (a folder, no permission, not UTF-8) is a
-    DatasetError naming it, like a malformed one."""
-    try:
-        yield
-    except UnicodeDecodeError as error:
-        raise DatasetError(f"not valid UTF-8 ({error.reason} at byte {error.start})", path=path) from None
-    except OSError as error:
-        raise DatasetError(f"cannot be read: {error.strerror or error}", path=path) from None
 
 
 def catalog_items(text: str, origin: str, key: str = "datasets") -> tuple[dict[str, Any], list[Any]]:

@@ -21,7 +21,6 @@ from airbench_mteb.catalog.entries import (
     check_unique,
     entry_label,
     parse_entry,
-    readable,
     warn_if_unpinned,
 )
 from airbench_mteb.data.files import read_json
@@ -155,7 +154,6 @@ def read_irsc_manifest(path: Path) -> dict[str, Any]:
     Raises:
         DatasetError: naming the file and every field at fault.
     """
-    with readable(path):
-        manifest = read_json(path)
+    manifest = read_json(path)
     parse_entry(IRSCManifest, manifest, str(path), "the IRSC manifest")
     return manifest

@@ -46,14 +46,13 @@ from airbench_mteb.catalog.entries import (
     check_task_name,
     entry_label,
     parse_entry,
-    readable,
     task_name_part,
     warn_if_unpinned,
 )
 from airbench_mteb.catalog.irsc import IRSC_BENCHMARK, irsc_catalog, read_irsc_manifest
 from airbench_mteb.data.airbench_source import split_files
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write, read_json
+from airbench_mteb.data.files import atomic_write, read_json, readable
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.settings import USER_CATALOG_ENV, current_settings, current_user_catalog
 
@@ -255,8 +254,7 @@ def airbench_entries() -> tuple[AirBenchEntry, ...]:
 
 def _json_object(path: Path, what: str) -> Mapping[str, Any]:
     """The JSON object in ``path``; DatasetError naming it when it is unreadable, malformed or no object."""
-    with readable(path):
-        value = read_json(path)
+    value = read_json(path)
     if not isinstance(value, Mapping):
         raise DatasetError(f"not {what} (a JSON object is due, got {type(value).__name__})", path=path)
     return value

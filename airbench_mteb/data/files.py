@@ -212,11 +212,27 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, row
 
 
+@contextmanager
+def readable(path: str | Path) -> Iterator[None]:
+    """Read ``path`` inside: a file that is missing or cannot be read at all (a folder, no permission, bytes that
+    are not UTF-8) is a :class:`DatasetError` naming it."""
+    try:
+        yield
+    except UnicodeDecodeError as error:
+        raise DatasetError(f"not valid UTF-8 ({error.reason} at byte {error.start})", path=path) from None
+    except FileNotFoundError:
+        raise DatasetError("file not found", path=path) from None
+    except OSError as error:
+        raise DatasetError(f"cannot be read: {error.strerror or error}", path=path) from None
+
+
 def read_json(path: str | Path) -> Any:
-    """A whole JSON file; malformed JSON is a :class:`DatasetError` naming the file and line."""
+    """A whole JSON file; an unreadable file (:func:`readable`) and malformed JSON are each a
+    :class:`DatasetError` naming the file (and the line)."""
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        with readable(path):
+            return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
 

@@ -32,7 +32,7 @@ from typing import Any
 from mteb import Benchmark
 
 from airbench_mteb.catalog import CocktailEntry, cocktail_entries, user_catalog
-from airbench_mteb.catalog.cocktail import check_sources
+from airbench_mteb.catalog.cocktail import COCKTAIL_BENCHMARK, check_sources
 from airbench_mteb.catalog.entries import LOCAL_REVISION, task_name_part, warn_if_unpinned
 from airbench_mteb.catalog.user import CocktailFolderEntry
 from airbench_mteb.data import data_dir
@@ -206,7 +206,7 @@ def cocktail_task_classes() -> tuple[type[CocktailTask], ...]:
 
 def cocktail_benchmarks() -> list[Benchmark]:
     return [Benchmark(
-        name="Cocktail",
+        name=COCKTAIL_BENCHMARK,
         tasks=[cls() for cls in cocktail_task_classes()],
         description="Cocktail: 16 retrieval datasets whose corpora mix human-written documents with their "
                     "Llama-2 rewrites; ranking performance (NDCG@1) and source bias (Relative Δ) in four settings.",
