@@ -22,11 +22,13 @@ from airbench_mteb.metrics.pairwise import (
     first_hit_positions,
     rank_matrix,
     rcci,
+    rcci_ci,
+    rcci_test,
     ssci,
+    ssci_ci,
 )
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import adjust_p_values
-from airbench_mteb.metrics.uncertainty import rcci_ci, rcci_test, ssci_ci
 from airbench_mteb.report.compare import Comparison, read_comparison, write_comparison
 
 # n = 3 (lists of 4). Row by row: m1 = 3, 1, -1, -1, 2 and m2 = 2, 1, 3, -1, 0.

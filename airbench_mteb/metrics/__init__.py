@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from airbench_mteb.metrics.bootstrap import ConfidenceInterval, bootstrap_ci, bootstrap_cis, paired_bootstrap_ci
+from airbench_mteb.metrics.pairwise import rcci_ci, rcci_test, ssci_ci
 from airbench_mteb.metrics.retrieval import MTEB_K_VALUES, evaluate_run, ranking
 from airbench_mteb.metrics.significance import (
     RandomizationTest,
@@ -17,12 +18,9 @@ from airbench_mteb.metrics.uncertainty import (
     RankInterval,
     benchmark_paired_test,
     rank_intervals,
-    rcci_ci,
-    rcci_test,
     relative_delta_ci,
     relative_delta_difference_ci,
     relative_delta_difference_test,
-    ssci_ci,
     stratified_bootstrap_mean_of_means,
 )
 

@@ -25,8 +25,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from airbench_mteb.metrics.bootstrap import ConfidenceInterval, Method, bootstrap_ci
 from airbench_mteb.metrics.resampling import Resampling, with_interval
+from airbench_mteb.metrics.significance import RandomizationTest, adjust_p_values, paired_randomization_test
 
 Run = Mapping[str, Mapping[str, float]]
 Qrels = Mapping[str, Mapping[str, int]]
@@ -85,6 +88,33 @@ def rcci(r1: np.ndarray | Sequence[Sequence[int]], r2: np.ndarray | Sequence[Seq
     a, b = np.asarray(r1), np.asarray(r2)
     n = _check_pair(a, b)
     return float(np.mean((first_hit_positions(a) - first_hit_positions(b)) / n))
+
+
+def _first_hits(r1: ArrayLike, r2: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-query m1, m2 (first_hit_positions) and n, validated as ssci/rcci validate their inputs."""
+    a, b = np.asarray(r1), np.asarray(r2)
+    rcci(a, b)  # raises rcci's own ValueError for a bad shape or a non-binary matrix
+    return first_hit_positions(a), first_hit_positions(b), a.shape[1] - 1
+
+
+def ssci_ci(r1: ArrayLike, r2: ArrayLike, *, level: float = 0.95, method: Method = "BCa", n_resamples: int = 9999,
+            seed: int = 0) -> ConfidenceInterval:
+    """Bootstrap CI over queries of ``ssci(r1, r2)``, the mean of |m1_q - m2_q| / n."""
+    m1, m2, n = _first_hits(r1, r2)
+    return bootstrap_ci(np.abs(m1 - m2) / n, level=level, method=method, n_resamples=n_resamples, seed=seed)
+
+
+def rcci_ci(r1: ArrayLike, r2: ArrayLike, *, level: float = 0.95, method: Method = "BCa", n_resamples: int = 9999,
+            seed: int = 0) -> ConfidenceInterval:
+    """Bootstrap CI over queries of ``rcci(r1, r2)``, the mean of (m1_q - m2_q) / n."""
+    m1, m2, n = _first_hits(r1, r2)
+    return bootstrap_ci((m1 - m2) / n, level=level, method=method, n_resamples=n_resamples, seed=seed)
+
+
+def rcci_test(r1: ArrayLike, r2: ArrayLike, *, n_resamples: int = 9999, seed: int = 0) -> RandomizationTest:
+    """Sign-flip test of RCCI = 0 (neither model finds the first correct document earlier), on m1/n vs m2/n."""
+    m1, m2, n = _first_hits(r1, r2)
+    return paired_randomization_test(m1 / n, m2 / n, n_resamples=n_resamples, seed=seed)
 
 
 def ranked_documents(scores: Mapping[str, float], depth: int) -> list[str]:
@@ -296,10 +326,6 @@ def pairwise_uncertainty(matrices: Sequence[np.ndarray], resampling: Resampling,
     Each pair is resampled once per index (the same seed for every pair); the lower triangle mirrors
     the upper one (SSCI symmetric; RCCI negated, its interval flipped, the same p-value).
     """
-    # imported here: metrics.uncertainty builds on this module's ssci/rcci
-    from airbench_mteb.metrics.significance import adjust_p_values
-    from airbench_mteb.metrics.uncertainty import rcci_ci, rcci_test, ssci_ci
-
     size = len(matrices)
     ssci_low, ssci_high, rcci_low, rcci_high = (np.zeros((size, size)) for _ in range(4))
     p_values = np.ones((size, size))

@@ -13,8 +13,8 @@ takes per-query vectors aligned by query id by the caller, and a fixed seed give
   bias" is :func:`~airbench_mteb.metrics.significance.paired_randomization_test` ``(human, llm)``:
   Δ is 0 exactly when the mean difference is. Two models' biases: :func:`relative_delta_difference_ci`
   and :func:`relative_delta_difference_test`.
-- **SSCI / RCCI** (IRSC): :func:`ssci_ci`, :func:`rcci_ci` and :func:`rcci_test` take the same
-  Q x (n + 1) matrices as :func:`~airbench_mteb.metrics.pairwise.ssci` and ``rcci``.
+- **SSCI / RCCI** (IRSC): their intervals and RCCI's test live beside the metrics, in
+  :mod:`airbench_mteb.metrics.pairwise`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from numpy.typing import ArrayLike
 from airbench_mteb.metrics.bootstrap import (
     ConfidenceInterval,
     Method,
-    bootstrap_ci,
     bootstrap_statistic_ci,
     check_level,
     check_resampling,
@@ -36,11 +35,9 @@ from airbench_mteb.metrics.bootstrap import (
     query_vector,
     resampled_means,
 )
-from airbench_mteb.metrics.pairwise import first_hit_positions, rcci
 from airbench_mteb.metrics.significance import (
     RandomizationTest,
     mean_difference,
-    paired_randomization_test,
     swap_test,
 )
 
@@ -197,31 +194,3 @@ def relative_delta_difference_test(human_a: ArrayLike, llm_a: ArrayLike, human_b
     pair_a, pair_b = _bias_pairs(human_a, llm_a, human_b, llm_b)
     return swap_test(pair_a, pair_b, np.full(len(pair_a), 1 / len(pair_a)), _delta_difference,
                      n_resamples=n_resamples, seed=seed)
-
-
-def _first_hits(r1: ArrayLike, r2: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per-query m1, m2 (pairwise.first_hit_positions) and n, validated as ssci/rcci validate their inputs."""
-    a, b = np.asarray(r1), np.asarray(r2)
-    rcci(a, b)  # raises rcci's own ValueError for a bad shape or a non-binary matrix
-    return first_hit_positions(a), first_hit_positions(b), a.shape[1] - 1
-
-
-def ssci_ci(r1: ArrayLike, r2: ArrayLike, *, level: float = 0.95, method: Method = "BCa", n_resamples: int = 9999,
-            seed: int = 0) -> ConfidenceInterval:
-    """Bootstrap CI over queries of ``pairwise.ssci(r1, r2)``, the mean of |m1_q - m2_q| / n."""
-    m1, m2, n = _first_hits(r1, r2)
-    return bootstrap_ci(np.abs(m1 - m2) / n, level=level, method=method, n_resamples=n_resamples, seed=seed)
-
-
-def rcci_ci(r1: ArrayLike, r2: ArrayLike, *, level: float = 0.95, method: Method = "BCa", n_resamples: int = 9999,
-            seed: int = 0) -> ConfidenceInterval:
-    """Bootstrap CI over queries of ``pairwise.rcci(r1, r2)``, the mean of (m1_q - m2_q) / n."""
-    m1, m2, n = _first_hits(r1, r2)
-    return bootstrap_ci((m1 - m2) / n, level=level, method=method, n_resamples=n_resamples, seed=seed)
-
-
-def rcci_test(r1: ArrayLike, r2: ArrayLike, *, n_resamples: int = 9999, seed: int = 0) -> RandomizationTest:
-    """Sign-flip test of RCCI = 0 (neither model finds the first correct document earlier), on m1/n vs m2/n."""
-    m1, m2, n = _first_hits(r1, r2)
-    return paired_randomization_test(m1 / n, m2 / n, n_resamples=n_resamples, seed=seed)
-
