@@ -57,9 +57,12 @@ def check_dataset(out: Path) -> dict:
     entry_data = json.loads((out / "catalog_entry.json").read_text())
     entry = AirBenchEntry(**{**entry_data, "mteb_domains": tuple(entry_data["mteb_domains"]),
                              "splits": tuple(entry_data["splits"])})
-    assert entry.splits == ("dev", "test")  # 3 queries: 1 dev, 2 test (1:4 rounded)
     decisions = [json.loads(line) for line in (out / "qc_decisions.jsonl").read_text().splitlines()]
     kept = {d["qid"] for d in decisions if d["doc_type"] == "original_positive" and d["action"] == "keep"}
+    # dev:test is 1:4 rounded (3 kept: 1 dev, 2 test; 2 kept: test only). How many of the 3 queries pass QC
+    # depends on the LLM's answers, which differ between llama.cpp builds: count them, don't assume 3.
+    assert kept
+    assert entry.splits == (("dev", "test") if round(0.2 * len(kept)) else ("test",))
     added = {(d["qid"], d["docid"]) for d in decisions if d["action"] == "add_positive"}
     discarded = {d["docid"] for d in decisions if d["action"] == "discard_document"}
     all_queries = {}
