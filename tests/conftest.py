@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
+# Ray reads its authentication mode once per process: every test that reaches Ray (a bad-input case of
+# `encode`, the cluster tests) must see the same token mode and token, set before anything imports ray.
+os.environ.setdefault("RAY_AUTH_MODE", "token")
+os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 # Tasks written into the test mirror: several domains, languages, versions, dev and test.

@@ -77,7 +77,8 @@ def ray_head() -> Iterator[tuple[str, int]]:
     """
     port = _free_port()
     temp_dir = Path(f"/tmp/rayh1_{os.getpid()}")  # short: Ray's socket paths must stay under 108 bytes
-    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    # the session's token when conftest set one: Ray keeps the mode and token it read first in this process
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": os.environ.get("RAY_AUTH_TOKEN") or secrets.token_hex(32)}
     saved = {name: os.environ.get(name) for name in auth}
     os.environ.update(auth)
     process = subprocess.Popen(
