@@ -70,9 +70,8 @@ def _one_line_user_errors(previous):
 
     def excepthook(kind, error, trace):
         try:
-            from airbench_mteb.cli import one_line, user_errors
-
-            family = user_errors()
+            from airbench_mteb.errors import USER_ERRORS as family
+            from airbench_mteb.errors import one_line
         except Exception:  # the plugin cannot be imported: nothing of it raised this
             family = ()
         if family and issubclass(kind, family):

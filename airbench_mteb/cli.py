@@ -12,6 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from airbench_mteb.errors import USER_ERRORS, one_line
+
 COMMAND_MODULES = (
     "airbench_mteb.commands.tasks",
     "airbench_mteb.commands.download",
@@ -42,20 +44,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def user_errors() -> tuple[type[Exception], ...]:
-    """The project's error family: a user's mistake (bad data, option, setting or name), told in one line."""
-    from airbench_mteb.commands.names import UnknownNameError
-    from airbench_mteb.data.errors import DatasetError
-    from airbench_mteb.generation.errors import GenerationError
-    from airbench_mteb.settings import SettingsError
-
-    return DatasetError, GenerationError, SettingsError, UnknownNameError
-
-
-def one_line(error: BaseException) -> str:
-    return " ".join(str(error).splitlines())
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     command = "airbench-mteb"
     try:
@@ -63,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         command = " ".join(filter(None, (command, args.command, getattr(args, "generator", None))))
         result = args.func(args)
-    except user_errors() as error:
+    except USER_ERRORS as error:
         # the message names the culprit, a traceback adds nothing
         print(f"{command}: {one_line(error)}", file=sys.stderr)
         return 2

@@ -9,11 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from airbench_mteb.errors import UnknownNameError
 from airbench_mteb.registry import resolve_model
-
-
-class UnknownNameError(ValueError):
-    """A task, benchmark or model name (or model folder) that cannot be used; the message names it."""
 
 
 def _reason(error: BaseException) -> str:

@@ -99,12 +99,9 @@ def shared_data(name: str) -> Callable[[Callable[[Path], Any]], Callable[[Path],
 
 def error_family() -> tuple[type[BaseException], ...]:
     """The project's error types: what a user may see as a one-line message."""
-    from airbench_mteb.commands.names import UnknownNameError
-    from airbench_mteb.data.errors import DatasetError
-    from airbench_mteb.generation.errors import GenerationError
-    from airbench_mteb.settings import SettingsError
+    from airbench_mteb.errors import USER_ERRORS
 
-    return DatasetError, GenerationError, SettingsError, UnknownNameError
+    return USER_ERRORS
 
 
 @contextlib.contextmanager
