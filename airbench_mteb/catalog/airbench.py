@@ -48,7 +48,7 @@ class AirBenchEntry(CatalogEntry):
     source_license: str
     release_date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
     revision: str
-    # the licence of the generated data (every AIR-Bench release: CC BY-NC-SA 4.0; seed 000, section F)
+    # the licence of the generated data (every AIR-Bench release: CC BY-NC-SA 4.0; AIR-Bench paper, arXiv 2412.13102, section F)
     license: Licenses = "not specified"
     splits: tuple[Split, ...] = Field(min_length=1)
     size: Sizes

@@ -1,4 +1,4 @@
-"""IRSC's schema (seed 004, section 3): its five query types, two languages and five settings.
+"""IRSC's schema (the IRSC paper, arXiv 2409.15763, section 3): its five query types, two languages and five settings.
 
 What IRSC *is* lives here, so the tasks, the reports and the generator all read it from the
 catalog; ``irsc.json`` holds the per-task text and the paper's source datasets on the hub.

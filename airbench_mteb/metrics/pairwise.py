@@ -1,4 +1,4 @@
-"""SSCI and RCCI: comparing two retrieval models query by query (IRSC, seed 004, section 3.3).
+"""SSCI and RCCI: comparing two retrieval models query by query (the IRSC paper, arXiv 2409.15763, section 3.3).
 
 Both indices look at where each model puts its first correct document. For query ``q`` the
 result list of model ``i`` is a binary vector ``Ri_q`` of length ``n + 1`` (1 marks a correct

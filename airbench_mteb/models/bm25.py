@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 BM25 = "airbench-mteb/bm25"
 # Bump when tokenisation or scoring changes, so results of different analyses are not mixed.
 REVISION = "1"
-# Anserini's defaults: AIR-Bench reports Pyserini's BM25 (seed 000); co*cktail (seed 001) names
+# Anserini's defaults: AIR-Bench reports Pyserini's BM25 (AIR-Bench, arXiv 2412.13102); co*cktail (arXiv 2405.16546) names
 # BM25 (Robertson et al., 2009) without parameters.
 K1 = 0.9
 B = 0.4

@@ -1,4 +1,4 @@
-"""IRSC (Lin et al., 2024; seed 004): five RAG retrieval tasks over one unified corpus per language.
+"""IRSC (Lin et al., 2024, arXiv 2409.15763): five RAG retrieval tasks over one unified corpus per language.
 
 One MTEB task per query type -- ``IRSCQueryRetrieval``, ``IRSCTitleRetrieval``,
 ``IRSCPartRetrieval``, ``IRSCKeywordRetrieval``, ``IRSCSummaryRetrieval`` -- each with the

@@ -1,4 +1,4 @@
-"""Building the IRSC benchmark (seed 004, section 3.2) from paired source data.
+"""Building the IRSC benchmark (the IRSC paper, arXiv 2409.15763, section 3.2) from paired source data.
 
 ``sources`` reads the records (shipped text, local JSONL, the hub), ``records`` holds what a build
 reads and its settings, ``text`` derives queries without an LLM, ``prompts`` and ``llm_queries``
