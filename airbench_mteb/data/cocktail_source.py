@@ -14,8 +14,6 @@ a local mirror holds the unpacked zips as ``<data-dir>/cocktail/<name>/``.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +25,7 @@ import pyarrow.compute as pc
 
 from airbench_mteb.data.beir_folder import QRELS_DIR, QUERIES_FILE, read_beir_corpus, read_beir_split
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import check_folder_target
+from airbench_mteb.data.files import atomic_folder
 from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.data.qrels import Qrels
 from airbench_mteb.data.retrieval_data import RetrievalData
@@ -261,10 +259,7 @@ def unpack_verified(zip_path: Path, expected_md5: str, target: Path, name: str) 
     if actual != expected_md5:
         raise DatasetError(f"corrupted download: md5 is {actual}, expected {expected_md5}; delete the file and "
                            "download it again", path=zip_path)
-    check_folder_target(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
-    try:
+    with atomic_folder(target, replace=False) as staging:
         try:
             with zipfile.ZipFile(zip_path) as archive:
                 archive.extractall(staging)
@@ -272,12 +267,6 @@ def unpack_verified(zip_path: Path, expected_md5: str, target: Path, name: str) 
             raise DatasetError(f"not a valid zip file: {error}", path=zip_path) from None
         if not (staging / name).is_dir():
             raise DatasetError(f"the zip does not hold the folder {name}/", path=zip_path)
-        try:
-            staging.rename(target)
-        except OSError:
-            if not (target / name).is_dir():  # not a concurrent unpack that finished first
-                raise
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    if not (target / name).is_dir():
+        raise DatasetError(f"unpacking did not leave the folder {name}/ in place", path=target)
     return target / name

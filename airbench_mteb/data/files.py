@@ -8,9 +8,11 @@ written through to its target (see :func:`check_writable_target`).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -153,6 +155,35 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Open ``path`` for writing (``"w"`` UTF-8 text or ``"wb"``) through :func:`atomic_path`."""
     with atomic_path(path) as scratch, scratch.open(mode, encoding=None if "b" in mode else "utf-8") as handle:
         yield handle
+
+
+@contextmanager
+def atomic_folder(target: str | Path, *, replace: bool = True) -> Iterator[Path]:
+    """A staging folder path beside ``target`` to create and fill; put in place of ``target`` as a whole only on success.
+
+    The folder counterpart of :func:`atomic_path`: something other than a folder at ``target`` is refused
+    first (:func:`check_folder_target`). With ``replace`` an existing ``target`` is swapped out and removed;
+    without it, a ``target`` that appeared meanwhile (a concurrent writer finished first) is kept. The
+    staging folder is removed on any failure.
+    """
+    target = Path(target)
+    check_folder_target(target)
+    make_folder(target.parent)
+    staging = target.with_name(f".{target.name}.tmp-{os.getpid()}")  # created by the writer
+    shutil.rmtree(staging, ignore_errors=True)  # left by a killed run of this process id
+    try:
+        yield staging
+        if not replace:
+            with contextlib.suppress(OSError):  # a non-empty target: another writer published first
+                staging.rename(target)
+            return
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        if target.exists():
+            os.replace(target, old)
+        os.replace(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:

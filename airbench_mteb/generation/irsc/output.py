@@ -14,15 +14,13 @@ The folder is written beside its place and renamed into it once complete.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from airbench_mteb.catalog.irsc import LANGUAGES, corpus_languages
 from airbench_mteb.data.dataset_card import write_dataset_card
-from airbench_mteb.data.files import atomic_write, check_folder_target, write_jsonl, write_tsv
+from airbench_mteb.data.files import atomic_folder, atomic_write, write_jsonl, write_tsv
 from airbench_mteb.generation.irsc.records import BuildConfig, QueryPair
 
 FORMAT_VERSION = 1
@@ -70,18 +68,8 @@ def write_folder(root: Path, corpus: Mapping[str, Mapping[str, str]],
 def publish(out: Path, write: Callable[[Path], None]) -> Path:
     """``write`` the folder into a staging folder, then put it in place of ``<out>/irsc`` as a whole."""
     root = out / FOLDER
-    check_folder_target(root)
-    staging = out / f".{FOLDER}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
+    with atomic_folder(root) as staging:
         write(staging)
-        old = root.with_name(f".{FOLDER}.old-{os.getpid()}")
-        if root.exists():
-            os.replace(root, old)
-        os.replace(staging, root)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return root
 
 
