@@ -308,3 +308,96 @@ def test_benchmark_level_mean_interval_test_and_rank_intervals(runs: Runs) -> No
                                      permutation_type="samples", n_resamples=1999, rng=np.random.default_rng(1)).pvalue
     assert pair.difference == pytest.approx(np.mean([x.mean() for x in a]) - np.mean([y.mean() for y in b]))
     assert pair.p_value == pytest.approx(scipy_p, abs=_monte_carlo(scipy_p, 1999))
+
+
+# --- two models' source bias (co*cktail mixed subset) ----------------------------------------------------------------
+
+LLM_STEM = "llama-2-7b-chat-tmp0.2"  # CocktailNFCorpus's LLM corpus file, source "llm"
+
+
+@pytest.fixture(scope="module")
+def bias_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """BM25 with two parameter sets on CocktailNFCorpus's mixed subset (test), with prediction folders."""
+    import mteb
+
+    folder = tmp_path_factory.mktemp("source_bias")
+    (folder / "data").mkdir()
+    (folder / "data" / "cocktail").symlink_to(SHARED_DATA / "cocktail")
+    with settings_applied(data_dir=folder / "data"):
+        for model, name in ((mteb.get_model(BM25), "default"), (mteb.get_model(BM25, k1=1.2, b=0.75), "tuned")):
+            mteb.evaluate(model, [mteb.get_task(COCKTAIL, hf_subsets=["mixed"], eval_splits=["test"])],
+                          cache=mteb.ResultCache(folder / "results"), prediction_folder=folder / "predictions" / name,
+                          show_progress_bar=False)
+    return folder
+
+
+def _source_vectors(folder: Path, name: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query ``metric`` of the model's mixed ranking against the human copies and against the LLM copies,
+    from its prediction file and the raw qrels (pytrec_eval; queries with a relevant document, absent: 0)."""
+    run = json.loads((folder / "predictions" / name / f"{COCKTAIL}_predictions.json").read_text())["mixed"]["test"]
+    with (SHARED_DATA / "cocktail" / "nfcorpus" / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle, delimiter="\t") if int(row["score"]) > 0]
+    k = metric.rsplit("_at_", 1)[1]
+    vectors = []
+    for stem in ("human", LLM_STEM):
+        qrels: dict[str, dict[str, int]] = {}
+        for row in rows:
+            qrels.setdefault(row["query-id"], {})[f"{row['corpus-id']}-{stem}"] = int(row["score"])
+        scores = pytrec_eval.RelevanceEvaluator(qrels, {f"ndcg_cut.{k}"}).evaluate(run)
+        vectors.append(np.array([scores.get(qid, {}).get(f"ndcg_cut_{k}", 0.0) for qid in sorted(qrels)]))
+    return vectors[0], vectors[1]
+
+
+def _delta(human, llm):
+    return (human - llm) / ((human + llm) / 2) * 100
+
+
+def _scipy_delta_difference_p(human_a, llm_a, human_b, llm_b) -> float:
+    """scipy's paired permutation test of Δ_A - Δ_B: each permutation swaps the models' (human, llm) pair of a query."""
+    human, llm, n = np.concatenate([human_a, human_b]), np.concatenate([llm_a, llm_b]), len(human_a)
+
+    def statistic(x, y, axis):  # indices into the pooled vectors, swapped query by query by scipy
+        x, y = x.astype(int), y.astype(int)
+        return _delta(human[x].mean(axis), llm[x].mean(axis)) - _delta(human[y].mean(axis), llm[y].mean(axis))
+
+    return stats.permutation_test((np.arange(n), np.arange(n, 2 * n)), statistic, permutation_type="samples",
+                                  n_resamples=9999, rng=np.random.default_rng(1)).pvalue
+
+
+def test_significance_compares_two_models_source_bias_as_an_independent_scipy_computation(bias_runs: Path,
+                                                                                          tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["significance", "--results", str(bias_runs / "results"), "-m", BM25, BM25_TUNED, "-t", COCKTAIL,
+                 "--metrics", "ndcg_at_1", "ndcg_at_10", "recall_at_100", "--out", str(out)]) == 0
+    data = json.loads((out / "significance.json").read_text())
+    bias = data["source_bias"]  # recall has no source bias: two metrics x one compared source x one pair
+    assert bias["family_size"] == len(bias["comparisons"]) == 2 and data["family_size"] == 3
+    for c in bias["comparisons"]:
+        metric = c["metric"].removeprefix("relative_delta_").removesuffix("_llm")
+        assert (c["reference"], c["source"], c["model_a"], c["model_b"]) == ("human", "llm", BM25, BM25_TUNED)
+        human_a, llm_a = _source_vectors(bias_runs, "default", metric)
+        human_b, llm_b = _source_vectors(bias_runs, "tuned", metric)
+        assert c["n_queries"] == len(human_a)
+        assert c["delta_a"] == pytest.approx(_delta(human_a.mean(), llm_a.mean()))
+        assert c["delta_b"] == pytest.approx(_delta(human_b.mean(), llm_b.mean()))
+        assert c["difference"] == pytest.approx(c["delta_a"] - c["delta_b"])
+        scored = next(s for s in _task_result(bias_runs / "results", BM25, COCKTAIL).scores["test"] if s["hf_subset"] == "mixed")
+        assert c["delta_a"] == pytest.approx(scored["source_bias"][c["metric"]])  # the Δ the results file holds
+
+        vectors = [human_a, llm_a, human_b, llm_b]
+        scipy_ci = stats.bootstrap(vectors, lambda ha, la, hb, lb, axis: _delta(ha.mean(axis), la.mean(axis))
+                                   - _delta(hb.mean(axis), lb.mean(axis)), paired=True, method="BCa",
+                                   n_resamples=9999, rng=np.random.default_rng(1)).confidence_interval
+        width = scipy_ci.high - scipy_ci.low
+        assert (c["ci_low"], c["ci_high"]) == (pytest.approx(scipy_ci.low, abs=0.05 * width),
+                                               pytest.approx(scipy_ci.high, abs=0.05 * width))
+        scipy_p = _scipy_delta_difference_p(*vectors)
+        assert c["p_value"] == pytest.approx(scipy_p, abs=_monte_carlo(scipy_p))
+    raw = sorted(c["p_value"] for c in bias["comparisons"])
+    assert sorted(c["p_adjusted"] for c in bias["comparisons"]) == pytest.approx([min(1, 2 * raw[0]),
+                                                                                  min(1, max(2 * raw[0], raw[1]))])
+    markdown = (out / "significance.md").read_text()
+    assert "## Source bias" in markdown and "relative_delta_ndcg_at_1_llm" in markdown
+    assert r"\Delta_A - \Delta_B" in (out / "significance.tex").read_text()
+    rows = list(csv.DictReader(io.StringIO((out / "significance.csv").read_text())))
+    assert [r["metric"] for r in rows if r["level"] == "source_bias"] == [c["metric"] for c in bias["comparisons"]]

@@ -30,8 +30,9 @@ import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, read_json
-from airbench_mteb.data.per_query import KeptScores, per_query_path, read_kept_for
+from airbench_mteb.data.per_query import KeptScores, QueryScores, per_query_path, read_kept_for
 from airbench_mteb.metrics.bootstrap import paired_bootstrap_ci
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import (
     CORRECTIONS,
     Correction,
@@ -42,7 +43,17 @@ from airbench_mteb.metrics.significance import (
     wins_ties_losses,
 )
 from airbench_mteb.metrics.uncertainty import benchmark_paired_test, rank_intervals, stratified_bootstrap_mean_of_means
+from airbench_mteb.report.bias_significance import (
+    BiasComparison,
+    BiasScores,
+    bias_csv_rows,
+    bias_json,
+    bias_latex,
+    bias_markdown,
+    compare_biases,
+)
 from airbench_mteb.report.results import ModelTaskResult, read_results, short_model
+from airbench_mteb.report.text_format import p_text, tex
 from airbench_mteb.settings import CI_RESAMPLES_RANGE
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 
@@ -152,6 +163,7 @@ class SignificanceReport:
     alpha: float
     level: float
     benchmark: tuple[BenchmarkLevel, ...] = ()
+    source_bias: tuple[BiasComparison, ...] = ()  # co*cktail mixed subsets: the models' Relative Δs compared
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -165,6 +177,8 @@ class SignificanceReport:
             "models": list(self.models), "comparisons": [c.to_json() for c in self.comparisons]}
         if self.benchmark:
             data["benchmark"] = [level.to_json() for level in self.benchmark]
+        if self.source_bias:
+            data["source_bias"] = bias_json(self.source_bias)
         if self.notes:
             data["notes"] = list(self.notes)
         return data
@@ -189,6 +203,7 @@ class _Entry:
     metrics: Mapping[str, str]  # metric asked for (main_score resolved) -> the metric compared
     query_ids: tuple[str, ...]
     values: Mapping[str, Mapping[str, np.ndarray]]  # model -> metric compared -> values
+    by_source: Mapping[str, Mapping[str, QueryScores]]  # model -> source -> its kept scores (mixed subsets only)
 
 
 def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] = (),
@@ -209,6 +224,9 @@ def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] =
         n_resamples, seed: bootstrap resamples and random sign vectors, and their seed.
         alpha, level: significance level of the tables' markers; confidence level of the intervals.
 
+    A co*cktail ``mixed`` subset also gets every model pair's source bias compared (``source_bias``:
+    Relative Δ_A - Δ_B of each compared metric that source bias is computed for), a family of its own.
+
     Raises:
         SignificanceError: fewer than two models, an unknown model, task, benchmark or metric, a closed-book
             split asked for, fewer than 2 queries, or results of one task computed on different data.
@@ -225,8 +243,11 @@ def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] =
     levels = tuple(_benchmark_level(bench_name, metric, [e for e in entries if e.task in benchmark_tasks],
                                     report_models, correction, n_resamples, seed, level)
                    for metric in wanted) if benchmark else ()
+    resampling = Resampling(n_resamples=n_resamples, seed=seed, level=level)
+    biases = compare_biases([scores for entry in entries if (scores := _bias_scores(entry)) is not None], resampling,
+                            correction)
     return SignificanceReport(report_models, tuple(comparisons), correction, n_resamples, seed, alpha, level, levels,
-                              tuple(notes))
+                              biases, tuple(notes))
 
 
 def write_significance(report: SignificanceReport, out: Path) -> list[Path]:
@@ -370,7 +391,7 @@ def _is_nan(value: Any) -> bool:
 def _entry(task: str, split: str, subset: str, kept: Mapping[str, tuple[KeptScores, Path]],
            metrics: Mapping[str, str]) -> _Entry:
     """The vectors of every model on one split and subset, over the union of their query ids (absent: 0)."""
-    scores = {}
+    scores: dict[str, QueryScores] = {}
     for label, (record, path) in kept.items():
         subset_scores = record.scores.get(split, {}).get(subset)
         if subset_scores is None:
@@ -391,13 +412,27 @@ def _entry(task: str, split: str, subset: str, kept: Mapping[str, tuple[KeptScor
         index = np.array([position[qid] for qid in subset_scores.query_ids], dtype=int)
         values[label] = {metric: _spread(subset_scores.metrics[metric], index, len(query_ids))
                          for metric in metrics.values()}
-    return _Entry(task, split, subset, metrics, query_ids, values)
+    by_source = {label: s.by_source for label, s in scores.items()} if all(s.by_source for s in scores.values()) else {}
+    return _Entry(task, split, subset, metrics, query_ids, values, by_source)
 
 
 def _spread(values: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
     aligned = np.zeros(size)
     aligned[index] = values
     return aligned
+
+
+def _bias_scores(entry: _Entry) -> BiasScores | None:
+    """The entry's per-source vectors for the source-bias comparison, when every model kept them."""
+    import mteb
+
+    from airbench_mteb.tasks.cocktail import SourceBiasTask
+
+    task = mteb.get_task(entry.task)
+    if not entry.by_source or not isinstance(task, SourceBiasTask):
+        return None
+    return BiasScores(entry.task, entry.split, entry.subset, task.sources[0][0],
+                      tuple(dict.fromkeys(entry.metrics.values())), entry.by_source)
 
 
 # --- computing ----------------------------------------------------------------------------------------------------
@@ -555,12 +590,13 @@ def _render_markdown(report: SignificanceReport) -> str:
         for c in report.comparisons:
             if c.metric == metric:
                 lines.append(f"| {c.task} | {c.split} | {c.subset} | {letters[c.model_a]} | {letters[c.model_b]} | "
-                             f"{c.difference:+.4f} | [{c.ci_low:+.4f}, {c.ci_high:+.4f}] | {_p(c.p_value)} | "
-                             f"{_p(c.p_adjusted)} | {_p(c.t_test_p_value)} | {_effect(c.effect_size)} | "
+                             f"{c.difference:+.4f} | [{c.ci_low:+.4f}, {c.ci_high:+.4f}] | {p_text(c.p_value)} | "
+                             f"{p_text(c.p_adjusted)} | {p_text(c.t_test_p_value)} | {_effect(c.effect_size)} | "
                              f"{c.wins}/{c.ties}/{c.losses} |")
         lines.append("")
     for bench in report.benchmark:
         lines += _benchmark_markdown(bench, letters)
+    lines += bias_markdown(report.source_bias, letters)
     lines += [f"- {note}" for note in report.notes]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -587,7 +623,7 @@ def _benchmark_markdown(bench: BenchmarkLevel, letters: Mapping[str, str]) -> li
               "| A | B | A - B | CI | p | p adjusted |", "|---|---|---|---|---|---|"]
     for pair in bench.comparisons:
         lines.append(f"| {letters[pair.model_a]} | {letters[pair.model_b]} | {pair.difference:+.4f} | "
-                     f"[{pair.ci_low:+.4f}, {pair.ci_high:+.4f}] | {_p(pair.p_value)} | {_p(pair.p_adjusted)} |")
+                     f"[{pair.ci_low:+.4f}, {pair.ci_high:+.4f}] | {p_text(pair.p_value)} | {p_text(pair.p_adjusted)} |")
     return [*lines, ""]
 
 
@@ -598,20 +634,8 @@ def _md_cell(cell: tuple[float, list[str]] | None) -> str:
     return f"{mean:.4f}" + (f"<sup>{''.join(sorted(beaten))}</sup>" if beaten else "")
 
 
-def _p(value: float) -> str:
-    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
-
-
 def _effect(value: float) -> str:
     return f"{value:+.3f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
-
-
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def _tex(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
 
 
 def _render_latex(report: SignificanceReport) -> str:
@@ -626,13 +650,13 @@ def _render_latex(report: SignificanceReport) -> str:
         values = {key: (bench_cells if key == "benchmark" else {m: cells.get((m, key)) for m in report.models})
                   for key in keys}
         best = {key: max((cell[0] for cell in values[key].values() if cell is not None), default=None) for key in keys}
-        titles = [_tex(_column_title(report, column)) for column in columns] + (
-            [_tex(f"{bench.benchmark} mean")] if bench else [])
+        titles = [tex(_column_title(report, column)) for column in columns] + (
+            [tex(f"{bench.benchmark} mean")] if bench else [])
         rows = []
         for model in report.models:
             row = [_tex_cell(values[key].get(model), best[key]) for key in keys]
-            rows.append(f"({letters[model]}) {_tex(model)} & " + " & ".join(row) + r" \\")
-        caption = (f"{_tex(metric)}. Best value per column in bold; a superscript lists the models (by letter) a row "
+            rows.append(f"({letters[model]}) {tex(model)} & " + " & ".join(row) + r" \\")
+        caption = (f"{tex(metric)}. Best value per column in bold; a superscript lists the models (by letter) a row "
                    f"is significantly better than: two-sided paired randomization test, {report.n_resamples:,} "
                    f"permutations, {_correction_name(report.correction)} over {report.family_size} comparisons, "
                    f"$\\alpha = {report.alpha}$.")
@@ -641,7 +665,8 @@ def _render_latex(report: SignificanceReport) -> str:
             r"\begin{tabular}{l" + "r" * len(keys) + "}", r"\toprule",
             "Model & " + " & ".join(titles) + r" \\", r"\midrule", *rows, r"\bottomrule", r"\end{tabular}",
             r"\end{table}"]))
-    return "% requires \\usepackage{booktabs}\n" + "\n\n".join(tables) + "\n"
+    tables.append(bias_latex(report.source_bias, _correction_name(report.correction), report.n_resamples))
+    return "% requires \\usepackage{booktabs}\n" + "\n\n".join(table for table in tables if table) + "\n"
 
 
 def _tex_cell(cell: tuple[float, list[str]] | None, best: float | None) -> str:
@@ -665,4 +690,6 @@ def _render_csv(report: SignificanceReport) -> str:
         for pair in bench.comparisons:
             writer.writerow({"level": "benchmark", "task": bench.benchmark, "metric": bench.metric,
                              "n_queries": bench.n_queries, **asdict(pair)})
+    for row in bias_csv_rows(report.source_bias):
+        writer.writerow(row)
     return buffer.getvalue()
