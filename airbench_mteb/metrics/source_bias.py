@@ -1,6 +1,6 @@
 r"""Source bias: does a retriever prefer one source's copy of a document over another's?
 
-Cocktail (seed ``001``, sections 3-4) indexes a *mixed* corpus holding every document twice,
+Cocktail (co*cktail paper, arXiv 2405.16546, sections 3-4) indexes a *mixed* corpus holding every document twice,
 the human-written original and an LLM rewrite with the same relevance labels, and ranks it
 once. That one ranking is then scored once per source: against qrels keyed to that source's
 copies only, the other copies counting as unjudged (not relevant). Comparing the two scores
@@ -33,7 +33,7 @@ def relative_delta(m_human: float, m_llm: float) -> float:
     .. math:: \mathrm{Relative}\ \Delta = \frac{M_\mathrm{Human} - M_\mathrm{LLM}}
               {(M_\mathrm{Human} + M_\mathrm{LLM}) / 2} \times 100
 
-    (seed ``001``, section 4, "Evaluation Metrics", defined there for NDCG; Cocktail reports
+    (co*cktail paper, arXiv 2405.16546, section 4, "Evaluation Metrics", defined there for NDCG; Cocktail reports
     it for NDCG@1, @3 and @5 in Tables 3, 14 and 16). Positive values mean the retriever ranks
     human-written copies higher, negative values LLM-generated copies; the range is
     ``[-200, 200]`` and swapping the arguments flips the sign.
@@ -79,7 +79,7 @@ def per_source_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], so
     For source ``s`` the run is scored against :func:`qrels_for_source` ``(s)`` with
     pytrec_eval (through :func:`airbench_mteb.metrics.retrieval.evaluate_run`, unrounded):
     this is how Cocktail obtains :math:`\mathrm{NDCG}_\mathrm{Human}` and
-    :math:`\mathrm{NDCG}_\mathrm{LLM}` (seed ``001``, section 4). A query is scored when it
+    :math:`\mathrm{NDCG}_\mathrm{LLM}` (co*cktail paper, arXiv 2405.16546, section 4). A query is scored when it
     is in the run and has judgments on that source's copies.
 
     Returns:
@@ -104,7 +104,7 @@ def source_share_at_k(run: Run, doc_sources: Mapping[str, str], source: str,
 
     over the queries :math:`Q` of the run; the denominator is ``k`` even when fewer documents
     were retrieved (as Cocktail's ``evaluate_human_corpus_rate`` does; with ``s`` = human it is
-    the "human rate@k" of seed ``001``'s tool). With two sources an unbiased retriever scores
+    the "human rate@k" of the co*cktail authors' tool). With two sources an unbiased retriever scores
     about 0.5.
 
     Raises:

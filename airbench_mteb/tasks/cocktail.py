@@ -1,7 +1,7 @@
 """Cocktail's 16 mixed-source datasets as MTEB tasks, and source-bias tasks for any multi-source folder.
 
-A source-bias task's subsets are evaluation settings (seed ``001``, section 4 and the authors'
-tool), each on ``eng-Latn`` data unless told otherwise:
+A source-bias task's subsets are evaluation settings (co*cktail paper, arXiv 2405.16546,
+section 4, and the authors' tool), each on ``eng-Latn`` data unless told otherwise:
 
 * one per source, e.g. ``human`` and ``llm``: that source's corpus alone;
 * ``mixed``: every source's corpus in one index (ids ``<id>-<corpus file stem>``), ranked once.
