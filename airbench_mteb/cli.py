@@ -2,7 +2,7 @@
 
 ``airbench-mteb run`` is ``mteb run`` with the plugin registered, ``--data-dir`` for local
 mirrors, local model folders and the bundled model aliases. The other commands live in
-``airbench_mteb/commands/<name>.py``, each exposing ``register(subparsers)``.
+``airbench_mteb/commands/<command>.py`` (``-`` spelled ``_``), each exposing ``register(subparsers)``.
 """
 
 from __future__ import annotations
@@ -14,19 +14,21 @@ from collections.abc import Sequence
 
 from airbench_mteb.errors import USER_ERRORS, one_line
 
+# One module per command, named after it (`export-beir` -> commands/export_beir.py)
 COMMAND_MODULES = (
     "airbench_mteb.commands.tasks",
     "airbench_mteb.commands.download",
     "airbench_mteb.commands.report",
-    "airbench_mteb.commands.beir",
+    "airbench_mteb.commands.export_beir",
     "airbench_mteb.commands.generate",
-    "airbench_mteb.commands.register",
+    "airbench_mteb.commands.register_dataset",
     "airbench_mteb.commands.compare",
     "airbench_mteb.commands.generate_irsc",
-    "airbench_mteb.commands.cocktail",
+    "airbench_mteb.commands.bias",
     "airbench_mteb.commands.demo",
     "airbench_mteb.commands.encode",
-    "airbench_mteb.commands.submission",
+    "airbench_mteb.commands.package_submission",
+    "airbench_mteb.commands.score_submission",
     "airbench_mteb.commands.stats",
     "airbench_mteb.commands.significance",
 )

@@ -1,4 +1,10 @@
-"""The project's user errors: a mistake in data, an option, a setting or a name, told in one line.
+"""The project's user errors, one family per kind of problem, each told in one line.
+
+* :class:`DatasetError`: benchmark data (a file, line or id);
+* :class:`OptionError`: a command option or argument (missing, out of range, contradicting another);
+* :class:`SettingsError`: an ``AIRBENCH_MTEB_*`` environment variable or what it points at;
+* :class:`GenerationError`: an LLM generator's input, configuration or output;
+* :class:`UnknownNameError`: a task, benchmark or model name.
 
 The CLI's one error path and the start-up hook (which tells them to a stock ``mteb`` command) both
 read the family here, so neither has to import the other.
@@ -6,7 +12,7 @@ read the family here, so neither has to import the other.
 
 from __future__ import annotations
 
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.settings import SettingsError
 
@@ -15,7 +21,8 @@ class UnknownNameError(ValueError):
     """A task, benchmark or model name (or model folder) that cannot be used; the message names it."""
 
 
-USER_ERRORS: tuple[type[Exception], ...] = (DatasetError, GenerationError, SettingsError, UnknownNameError)
+USER_ERRORS: tuple[type[Exception], ...] = (DatasetError, OptionError, GenerationError, SettingsError,
+                                            UnknownNameError)
 
 
 def one_line(error: BaseException) -> str:

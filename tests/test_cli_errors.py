@@ -3,7 +3,10 @@ code 2, no traceback and no work done; in mteb's own command line too."""
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +175,46 @@ def test_command_misuse_is_one_line_with_exit_2_not_a_systemexit(argv: list[str]
     assert main(argv) == 2
     line = _one_line_error(capsys.readouterr().err)
     assert line.startswith(f"airbench-mteb {argv[0]}: ") and named in line
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["bias", "-m", "airbench-mteb/bm25"], "give -t TASK"),
+    (["bias", "-m", "airbench-mteb/bm25", "--sources", "human", "llm"], "--sources evaluates the folder"),
+    (["report", "--plot", "table", "--out", "OUT"], "(--results)"),
+    (["report", "--plot", "heatmap", "--out", "OUT"], "(--predictions)"),
+    (["compare", "--predictions", "OUT", "--out", "OUT", "--depth", "1"], "--depth must be at least 2"),
+    (["score-submission", "no-such.zip", "--output", "OUT"], "--output names the JSON file to write"),
+])
+def test_a_missing_or_contradicting_option_is_an_option_error_in_one_line(
+        argv: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from airbench_mteb.cli import build_parser
+    from airbench_mteb.data.errors import OptionError
+
+    (tmp_path / "out").mkdir()
+    argv = [str(tmp_path / "out") if arg == "OUT" else arg for arg in argv]
+    args = build_parser().parse_args(argv)
+    with pytest.raises(OptionError, match=re.escape(named)):  # not a data error nor a setting
+        args.func(args)
+    assert main(argv) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert line.startswith(f"airbench-mteb {argv[0]}: ") and named in line
+
+
+def _registered_commands(module: str) -> dict[str, str]:
+    """The top-level commands one command module registers: name -> help."""
+    parser = argparse.ArgumentParser()
+    subparsers = parser.add_subparsers()
+    importlib.import_module(module).register(subparsers)
+    return {action.dest: action.help or "" for action in subparsers._choices_actions}
+
+
+def test_every_command_lives_in_the_module_named_after_it() -> None:
+    from airbench_mteb.cli import COMMAND_MODULES
+
+    for module in COMMAND_MODULES:
+        for command, help_text in _registered_commands(module).items():
+            # a deprecated alias lives with the command it stands for ("deprecated name of `generate irsc`")
+            alias_of = re.match(r"deprecated name of `([^`]+)`", help_text)
+            named = alias_of.group(1) if alias_of else command
+            expected = re.sub(r"[- ]", "_", named)
+            assert module.rsplit(".", 1)[1] == expected, f"`{command}` is registered by {module}, not by {expected}.py"

@@ -12,7 +12,7 @@ import mteb
 import pytest
 
 import airbench_mteb  # noqa: F401  (registers tasks and models)
-from airbench_mteb.commands import cocktail as bias_command
+from airbench_mteb.commands import bias as bias_command
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.report import ReportRequest
 from airbench_mteb.report.bias import bias_plot, collect_points
@@ -132,9 +132,9 @@ def test_the_results_reader_selects_by_model_and_task_and_names_bad_files(tmp_pa
 
 def test_bias_command_needs_tasks_or_sources() -> None:
     from airbench_mteb.commands.names import UnknownNameError
-    from airbench_mteb.settings import SettingsError
+    from airbench_mteb.data.errors import OptionError
 
-    with pytest.raises(SettingsError, match="give -t TASK"):
+    with pytest.raises(OptionError, match="give -t TASK"):
         bias_command.bias(_cli(["bias", "-m", "airbench-mteb/bm25"]))
     with pytest.raises(UnknownNameError, match="not a source-bias task"):
         bias_command.bias(_cli(["bias", "-m", "airbench-mteb/bm25", "-t", "NFCorpus"]))

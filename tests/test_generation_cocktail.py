@@ -315,7 +315,7 @@ def test_progress_bar_follows_show_progress(small_corpus: Path, tmp_path: Path,
 
 
 def test_the_generated_folder_gives_relative_delta_through_the_bias_command(generated: Path, tmp_path: Path) -> None:
-    from airbench_mteb.commands import cocktail as bias_command
+    from airbench_mteb.commands import bias as bias_command
 
     parser = argparse.ArgumentParser()
     bias_command.register(parser.add_subparsers())

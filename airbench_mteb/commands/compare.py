@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.data.errors import OptionError
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -18,10 +19,10 @@ def compare(args: argparse.Namespace) -> int:
         read_model_predictions,
         write_comparison,
     )
-    from airbench_mteb.settings import SettingsError, configure
+    from airbench_mteb.settings import configure
 
     if args.depth < 2:
-        raise SettingsError(f"--depth must be at least 2 (SSCI and RCCI divide by depth - 1), got {args.depth}")
+        raise OptionError(f"--depth must be at least 2 (SSCI and RCCI divide by depth - 1), got {args.depth}")
     if args.no_ci:
         configure(ci=None)
     apply_data_dir(args)

@@ -1,4 +1,8 @@
-"""One exception family for everything wrong with benchmark data on disk or on the hub."""
+"""The two lowest exception families: wrong benchmark data (on disk or on the hub) and unusable options.
+
+Both live at the bottom of the layers so that every module (data readers, models, reports, commands)
+can raise them; :mod:`airbench_mteb.errors` gathers them with the other families for the CLI.
+"""
 
 from __future__ import annotations
 
@@ -19,3 +23,8 @@ class DatasetError(ValueError):
         if item_id is not None:
             where += (": " if where else "") + f"id {item_id!r}"
         super().__init__(f"{where}: {message}" if where else message)
+
+
+class OptionError(ValueError):
+    """A command-line option or a library argument that cannot be used as given: missing, out of range, or
+    contradicting another one. The message names the option (``--results``, ``--depth``...)."""

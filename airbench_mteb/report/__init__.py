@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import OptionError
 from airbench_mteb.data.files import make_folder
 
 
@@ -30,7 +30,7 @@ class ReportRequest:
 
     def results_folder(self, plot: str) -> Path:
         if self.results is None:
-            raise DatasetError(f"the {plot} plot reads MTEB results: give the results folder (--results)")
+            raise OptionError(f"the {plot} plot reads MTEB results: give the results folder (--results)")
         return self.results
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from airbench_mteb.catalog.irsc import SETTINGS, irsc_catalog
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.metrics.pairwise import PairwiseComparison
 from airbench_mteb.metrics.resampling import with_interval
@@ -250,7 +250,7 @@ def ssci_heatmaps(request: ReportRequest) -> list[Path]:
     beyond chance) is hatched and marked with a dagger.
     """
     if request.predictions is None:
-        raise DatasetError("the heatmap reads `airbench-mteb compare` output: give its folder (--predictions)")
+        raise OptionError("the heatmap reads `airbench-mteb compare` output: give its folder (--predictions)")
     comparisons = read_comparison(request.predictions).matrices
     labels = task_labels()
     plt = _pyplot()

@@ -6,7 +6,7 @@ import zipfile
 from pathlib import Path
 
 from airbench_mteb.catalog import AirBenchEntry
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.data.predictions import Predictions, check_same_data, one_model, read_prediction_folder
 from airbench_mteb.metrics.retrieval import ranking
@@ -78,7 +78,7 @@ def submission_files(predictions: Path, *, model_name: str | None = None, rerank
     if top_k is None:
         top_k = RETRIEVER_TOP_K if reranker_name == NO_RERANKER else RERANKER_TOP_K
     if top_k < 1:
-        raise DatasetError(f"top_k must be a positive number of results per query, got {top_k}")
+        raise OptionError(f"top_k must be a positive number of results per query, got {top_k}")
     splits = {prediction.path: _splits(prediction, entries[prediction.path], dev_only) for prediction in files}
     out = []
     for prediction in files:

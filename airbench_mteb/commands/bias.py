@@ -20,8 +20,8 @@ from typing import Any
 
 from airbench_mteb.commands.names import UnknownNameError, check_task_names, model_argument
 from airbench_mteb.commands.run import apply_data_dir, check_positive_option
+from airbench_mteb.data.errors import OptionError
 from airbench_mteb.registry import register_tasks
-from airbench_mteb.settings import SettingsError
 
 
 def _tasks(args: argparse.Namespace) -> list[Any]:
@@ -31,13 +31,13 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
 
     if args.sources:
         if args.tasks or args.data_dir is None:
-            raise SettingsError("--sources evaluates the folder given by --data-dir, without -t")
+            raise OptionError("--sources evaluates the folder given by --data-dir, without -t")
         task = make_source_bias_task(args.data_dir, args.sources, name=args.name, splits=args.eval_splits,
                                      settings=args.settings, keep_titles=args.keep_titles or None)
         register_tasks([type(task)])  # results of the task are then loadable by name
         return [task]
     if not args.tasks:
-        raise SettingsError("give -t TASK... (e.g. CocktailNFCorpus) or --data-dir FOLDER --sources ...")
+        raise OptionError("give -t TASK... (e.g. CocktailNFCorpus) or --data-dir FOLDER --sources ...")
     apply_data_dir(args)
     check_task_names(args.tasks)
     tasks = []
