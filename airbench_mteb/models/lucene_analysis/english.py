@@ -1,12 +1,15 @@
 """English as Pyserini analyses it: Anserini's default English analyzer (Lucene's EnglishAnalyzer chain).
 
 StandardTokenizer, English possessive removal (a trailing ``'s``, also with a typographic or full-width
-apostrophe), lower-casing, Lucene's English stopwords, Porter stemming (PyStemmer's ``porter``).
+apostrophe), lower-casing, Lucene's English stopwords, Porter stemming. Lucene's Porter stemmer follows Martin Porter's
+own implementation, which departs from the published algorithm (``-bli`` -> ``-ble``, ``-logi`` -> ``-log``,
+words of one or two letters kept): NLTK's ``MARTIN_EXTENSIONS`` mode is that variant (PyStemmer's
+``porter`` is the published one: "possibly" -> "possibli" where Lucene gives "possibl", "vs" -> "v").
 """
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
@@ -28,14 +31,20 @@ def strip_possessive(term: str) -> str:
 
 def english_terms(text: str) -> list[str]:
     terms = lowercase(strip_possessive(token.text) for token in standard_tokens(text))
-    return _porter().stemWords(remove_stopwords(terms, ENGLISH_STOPWORDS))
+    return [porter_stem(term) for term in remove_stopwords(terms, ENGLISH_STOPWORDS)]
+
+
+@lru_cache(maxsize=1 << 20)  # a corpus repeats its words; the stemmer is pure Python
+def porter_stem(term: str) -> str:
+    """Lucene's PorterStemFilter on one lower-cased term."""
+    return _porter().stem(term, to_lowercase=False)
 
 
 @cache
 def _porter() -> Any:
-    import Stemmer
+    from nltk.stem.porter import PorterStemmer  # imported on first use: nltk takes a while to import
 
-    return Stemmer.Stemmer("porter")
+    return PorterStemmer(PorterStemmer.MARTIN_EXTENSIONS)
 
 
 ANALYZERS = {"en": english_terms}
