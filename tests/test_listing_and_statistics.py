@@ -16,6 +16,7 @@ from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.generation.irsc import BuildConfig, build_irsc
 from airbench_mteb.generation.irsc.sources import peoples_daily_records, wikipedia_sample_records
 from airbench_mteb.settings import configure
+from airbench_mteb.tasks.cocktail import paper_statistics
 from airbench_mteb.tasks.statistics import SHIPPED_STATS
 from tests.airbench_mirror import english_documents, write_entry
 from tests.conftest import SHARED_DATA
@@ -30,7 +31,8 @@ LLM_CORPUS = "llama-2-7b-chat-tmp0.2"
 def test_default_filters_list_airbench_legal_tasks() -> None:
     listed = {t.metadata.name for t in mteb.get_tasks(domains=["Legal"], languages=["eng"])}
     legal_english = {e.task_name for e in airbench_entries() if "Legal" in e.mteb_domains and e.eval_lang == "eng-Latn"}
-    assert len(legal_english) == 10  # law_en: QA and four lex_files Long-Doc datasets, in 24.04 and 24.05
+    # law_en: QA and the lex_files Long-Doc datasets, in every release
+    assert {"AIR-Bench_24.05_qa_law_en", "AIR-Bench_24.04_long-doc_law_en_lex_files_300K-400K"} <= legal_english
     assert legal_english <= listed
 
 
@@ -85,6 +87,35 @@ def test_shipped_cocktail_statistics_match_the_files(task_name: str, folder: str
         assert metadata.n_samples[split] == stats[split]["num_samples"]
 
 
+@pytest.mark.parametrize("task_name", SHIPPED_COCKTAIL)
+def test_the_cocktail_papers_sizes_agree_with_the_statistics_computed_from_the_data(task_name: str) -> None:
+    task = mteb.get_task(task_name)
+    paper, computed = paper_statistics(task.entry), task.metadata.descriptive_stats
+    assert set(paper) == set(computed) == set(task.metadata.eval_splits)
+    for split, stats in paper.items():
+        assert stats["num_samples"] == computed[split]["num_samples"]
+        for setting, got in stats["hf_subset_descriptive_stats"].items():
+            want = computed[split]["hf_subset_descriptive_stats"][setting]
+            assert (got["num_documents"], got["num_queries"]) == (want["num_documents"], want["num_queries"])
+            if got["relevant_docs_statistics"] is not None:  # the paper's split: "Avg. D/Q" to one decimal
+                assert got["relevant_docs_statistics"]["average_relevant_docs_per_query"] == pytest.approx(
+                    want["relevant_docs_statistics"]["average_relevant_docs_per_query"], abs=0.05)
+
+
+def test_a_hub_only_cocktail_task_has_the_papers_sizes() -> None:
+    metadata = mteb.get_task("CocktailFEVER").metadata
+    assert not metadata.descriptive_stat_path.exists()
+    stats = metadata.descriptive_stats
+    # the co*cktail paper (arXiv 2405.16546), Table 1: FEVER's dev and test queries, corpus, Avg. D/Q
+    human, mixed = (stats["test"]["hf_subset_descriptive_stats"][s] for s in ("human", "mixed"))
+    assert (human["num_documents"], human["num_queries"]) == (114_529, 6_666)
+    assert human["relevant_docs_statistics"]["average_relevant_docs_per_query"] == 1.2
+    assert mixed["num_documents"] == 2 * 114_529  # both sources' copies, each relevant where the original is
+    assert mixed["relevant_docs_statistics"]["num_relevant_docs"] == 2 * human["relevant_docs_statistics"]["num_relevant_docs"]
+    assert stats["dev"]["num_queries"] == 4 * 6_666 and stats["dev"]["relevant_docs_statistics"] is None
+    assert metadata.n_samples == {"dev": 6 * 114_529 + 4 * 6_666, "test": 6 * 114_529 + 4 * 6_666}
+
+
 def test_airbench_statistics_are_the_catalogs_sizes() -> None:
     for entry in airbench_entries():
         metadata = mteb.get_task(entry.task_name).metadata
@@ -128,7 +159,7 @@ def test_irsc_statistics_are_computed_into_the_build_and_follow_a_rebuild(
     records = [*islice(wikipedia_sample_records(), 400), *islice(peoples_daily_records(), 400)]
     build_irsc(records, tmp_path, BuildConfig(per_task=6, corpus_limit=20, seed=7))
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(tmp_path))
-    assert mteb.get_task("IRSCPartRetrieval").metadata.descriptive_stats is None
+    _assert_manifest_sizes(tmp_path / "irsc", "IRSCPartRetrieval")  # until computed: the build's sizes
 
     assert main(["stats", "-t", "IRSCPartRetrieval", "--data-dir", str(tmp_path)]) == 0
     written = Path(capsys.readouterr().out.split(": ", 1)[1].strip())
@@ -143,7 +174,30 @@ def test_irsc_statistics_are_computed_into_the_build_and_follow_a_rebuild(
 
     build_irsc(records, tmp_path / "other", BuildConfig(per_task=6, corpus_limit=20, seed=8))
     configure(data_dir=tmp_path / "other")  # as --data-dir does (the stats command configured the first build)
-    assert mteb.get_task("IRSCPartRetrieval").metadata.descriptive_stats is None  # another build: not computed yet
+    _assert_manifest_sizes(tmp_path / "other" / "irsc", "IRSCPartRetrieval")  # another build: not computed yet
+
+
+def _assert_manifest_sizes(root: Path, task_name: str) -> None:
+    """The task's statistics are the sizes of the build at ``root``, counted from its files."""
+    subsets = mteb.get_task(task_name).metadata.descriptive_stats["test"]["hf_subset_descriptive_stats"]
+    assert set(subsets) == {"en", "zh", "mixed"}
+    for setting, got in subsets.items():
+        documents, queries = _irsc_counts(root, setting, "part")
+        assert (got["num_documents"], got["num_queries"]) == (documents, queries)
+        assert got["num_samples"] == documents + queries
+        assert got["relevant_docs_statistics"]["num_relevant_docs"] == queries  # one paragraph per query
+        assert "documents_text_statistics" not in got  # sizes only: nothing was computed
+
+
+def test_irsc_statistics_without_a_build_are_the_papers_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIRBENCH_MTEB_DATA_DIR", raising=False)
+    metadata = mteb.get_task("IRSCTitleRetrieval").metadata
+    subsets = metadata.descriptive_stats["test"]["hf_subset_descriptive_stats"]
+    # IRSC paper (arXiv 2409.15763): 5000 pairs per task and language (section 3.2), 1000 translated (4.2.3)
+    assert {s: got["num_queries"] for s, got in subsets.items()} == {"en": 5000, "zh": 5000, "mixed": 10000,
+                                                                      "c2e": 1000, "e2c": 1000}
+    assert all(got["num_documents"] is None for got in subsets.values())  # the paper gives no corpus size
+    assert metadata.n_samples == {"test": 22000}
 
 
 def test_stats_of_a_task_without_its_data_is_a_one_line_error(

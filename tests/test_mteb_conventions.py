@@ -3,10 +3,9 @@
 Checked here: task metadata validation and completeness, no remote code, a simplified task type,
 prompts, canonical BibTeX (bibtexparser 1.x, 2-space indent, trailing commas: the form MTEB's
 citation test expects), unique names, and one BibTeX id per paper across the plugin and MTEB.
-Descriptive statistics and ``n_samples`` (also asked for by MTEB's metadata test) are checked for the
-tasks whose statistics the plugin has without a download or a build: AIR-Bench's (its catalog's
-sizes) and the co*cktail datasets shipped with the package; IRSC's are computed into a build
-(tests/test_listing_and_statistics.py).
+Descriptive statistics and ``n_samples`` (also asked for by MTEB's metadata test) are checked for every
+task, without a download or a build: computed ones where the package ships them, else the sizes its
+catalog or paper gives (tests/test_listing_and_statistics.py checks where each comes from).
 """
 
 from __future__ import annotations
@@ -23,9 +22,12 @@ from bibtexparser.bwriter import BibTexWriter
 from mteb import AbsTask
 from mteb.abstasks import AbsTaskRetrieval
 
+from airbench_mteb.catalog import cocktail_entries, irsc_catalog
+from airbench_mteb.catalog.airbench import packaged_airbench_entries
 from airbench_mteb.models import bundled_model_metas
 from airbench_mteb.registry import register_all
 from airbench_mteb.tasks import all_benchmarks, all_task_classes
+from tests.catalog_counts import PACKAGED_TASKS
 
 register_all()
 TASKS = all_task_classes()
@@ -58,16 +60,14 @@ def test_task_metadata_is_valid_and_filled(task_class: type[AbsTask]) -> None:
     assert metadata.superseded_by is None or metadata.superseded_by in _registered_task_names()
 
 
-SHIPPED_STATISTICS = {"CocktailNFCorpus", "CocktailNQUTD"}
-WITH_STATISTICS = [c for c in TASKS if c.__module__.endswith(".airbench") or c.metadata.name in SHIPPED_STATISTICS]
+def test_every_catalog_entry_is_a_task_checked_here() -> None:
+    packaged = {*(e.task_name for e in packaged_airbench_entries()), *(e.task_name for e in cocktail_entries()),
+                *(t.name for t in irsc_catalog().tasks)}
+    assert len(packaged) == PACKAGED_TASKS  # the catalog files' entries, none dropped or merged
+    assert packaged <= {c.metadata.name for c in TASKS}
 
 
-def test_statistics_are_shipped_for_the_cocktail_datasets_at_hand() -> None:
-    assert SHIPPED_STATISTICS <= {c.metadata.name for c in WITH_STATISTICS}
-    assert len(WITH_STATISTICS) >= 97 + len(SHIPPED_STATISTICS)
-
-
-@pytest.mark.parametrize("task_class", WITH_STATISTICS, ids=lambda c: c.metadata.name)
+@pytest.mark.parametrize("task_class", TASKS, ids=lambda c: c.metadata.name)
 def test_descriptive_statistics_give_n_samples_per_eval_split(task_class: type[AbsTask]) -> None:
     metadata = task_class.metadata
     assert metadata.descriptive_stats is not None

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from mteb.abstasks.task_metadata import AnnotatorType, TaskDomain, TaskSubtype
 from mteb.types import Licenses
-from pydantic import AfterValidator, BeforeValidator, Field, NonNegativeInt, PlainSerializer
+from pydantic import AfterValidator, BeforeValidator, Field, NonNegativeInt, PlainSerializer, PositiveFloat, model_validator
 
 from airbench_mteb.catalog.entries import CatalogEntry, TaskName, packaged_catalog
 from airbench_mteb.data.cocktail_source import settings_of
@@ -59,8 +59,11 @@ class CocktailEntry(CatalogEntry):
     md5: str = Field(pattern=r"^[0-9a-f]{32}$")
     domain: str
     relevance: Literal["binary", "3-level"]
+    # sizes: the co*cktail paper (arXiv 2405.16546), Table 1
     test_queries: NonNegativeInt  # queries of the paper's split
-    corpus_size: NonNegativeInt
+    dev_queries: NonNegativeInt | None = None  # queries of the dev split, when it is not the paper's split
+    corpus_size: NonNegativeInt  # documents of one source
+    relevant_per_query: PositiveFloat  # "Avg. D/Q": relevant documents per query of the paper's split
     eval_splits: tuple[str, ...] = Field(min_length=1)
     paper_split: str
     mteb_domains: tuple[TaskDomain, ...]
@@ -74,6 +77,21 @@ class CocktailEntry(CatalogEntry):
     hub_org: str
     revision: str
     sources: Sources
+
+    @model_validator(mode="after")
+    def _every_split_has_a_size(self) -> CocktailEntry:
+        sized = {self.paper_split, *(["dev"] if self.dev_queries is not None else [])}
+        if set(self.eval_splits) != sized:
+            raise ValueError(f"eval_splits {list(self.eval_splits)} must be the paper's split "
+                             f"({self.paper_split!r}) plus 'dev' exactly when dev_queries is given")
+        return self
+
+    def split_queries(self) -> dict[str, int]:
+        """Queries per evaluation split (the co*cktail paper, Table 1)."""
+        sizes = {self.paper_split: self.test_queries}
+        if self.dev_queries is not None:
+            sizes["dev"] = self.dev_queries
+        return {split: sizes[split] for split in self.eval_splits}
 
     @property
     def hub_repo(self) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from mteb.types import Licenses
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
 
 from airbench_mteb.catalog.entries import (
     CatalogEntry,
@@ -82,11 +82,26 @@ class IRSCSource(CatalogEntry):
     selected_by: str | None = None  # a list column of flags choosing the paragraph (MS MARCO's is_selected)
 
 
+class IRSCPaperSizes(CatalogEntry):
+    """The benchmark's size as the IRSC paper gives it (it reports no corpus size)."""
+
+    queries_per_language: PositiveInt  # query -> paragraph pairs per task and language (section 3.2)
+    cross_lingual_queries: PositiveInt  # translated queries per task in C2E and E2C (section 4.2.3)
+
+    def queries(self, setting: str) -> int:
+        """Queries of a task in ``setting``: a monolingual one's, both languages' in mixed, the translated ones."""
+        if setting in CROSS_SETTINGS:
+            return self.cross_lingual_queries
+        return self.queries_per_language * len(query_languages(setting))
+
+
 class IRSCCatalog(CatalogEntry):
-    """``catalog/irsc.json``: licence and revision of the built data, the five tasks, the hub sources."""
+    """``catalog/irsc.json``: licence and revision of the built data, the paper's sizes, the five tasks, the hub
+    sources."""
 
     license: Licenses
     revision: str
+    paper_sizes: IRSCPaperSizes
     tasks: tuple[IRSCTaskEntry, ...]
     sources: tuple[IRSCSource, ...]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ from airbench_mteb.metrics.source_bias import flatten, source_bias
 from airbench_mteb.settings import current_settings
 from airbench_mteb.tasks.base import PluginRetrievalTask
 from airbench_mteb.tasks.factory import build_task_class, expose
+from airbench_mteb.tasks.statistics import split_of_subsets, subset_sizes
 
 COCKTAIL_REFERENCE = "https://aclanthology.org/2024.findings-acl.421"
 # One line per field, as MTEB's citation test wants (bibtexparser 1.x form); a trailing \ joins long ones.
@@ -172,13 +173,36 @@ def _description(entry: CocktailEntry) -> str:
             "'mixed-all-relevant' (both; every copy relevant).")
 
 
+def paper_statistics(entry: CocktailEntry) -> dict[str, Any]:
+    """Each split's sizes from the co*cktail paper (arXiv 2405.16546, Table 1), per setting.
+
+    A setting searches one source's corpus or, mixed, every source's copy of it, each copy relevant where
+    the original is. Known for every split: documents and queries. The paper's split also has its relevant
+    documents per query ("Avg. D/Q", given to one decimal); their number is derived from it (average times
+    queries, rounded). Text lengths are left out: the paper gives words, MTEB counts characters.
+    """
+    labels = [label for label, _ in entry.sources]
+    copies = {setting: 1 if setting in labels else len(labels) for setting in settings_of(labels)}
+    statistics = {}
+    for split, queries in entry.split_queries().items():
+        per_query = entry.relevant_per_query if split == entry.paper_split else None
+        statistics[split] = split_of_subsets({
+            setting: subset_sizes(n * entry.corpus_size, queries,
+                                  None if per_query is None else n * round(per_query * queries),
+                                  None if per_query is None else n * per_query)
+            for setting, n in copies.items()})
+    return statistics
+
+
 def make_task_class(entry: CocktailEntry) -> type[CocktailTask]:
     """Build the task class of one catalog entry (a real, importable class).
 
-    Its statistics are shipped in the package: the published data never change.
+    Its statistics: computed ones shipped in the package where the data were at hand (the published data
+    never change), else the sizes the paper gives (:func:`paper_statistics`).
     """
     return build_task_class(
         CocktailTask, entry.task_name, module=__name__, attributes={"entry": entry, "sources": entry.sources},
+        known_stats=partial(paper_statistics, entry),
         name=entry.task_name,
         description=_description(entry),
         reference=COCKTAIL_REFERENCE,

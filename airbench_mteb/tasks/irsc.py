@@ -40,7 +40,7 @@ from airbench_mteb.data.qrels import read_qrels_tsv
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 from airbench_mteb.tasks.base import PluginRetrievalTask
 from airbench_mteb.tasks.factory import build_task_class, expose
-from airbench_mteb.tasks.statistics import SHIPPED_STATS
+from airbench_mteb.tasks.statistics import SHIPPED_STATS, split_of_subsets, subset_sizes
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,7 @@ in Retrieval-Augmented Generation Scenarios},
 EVAL_LANGS = {setting: list(dict.fromkeys(eval_language(lang)
                                           for lang in (*query_languages(setting), *corpus_languages(setting))))
               for setting in SETTINGS}
+EVAL_SPLIT = "test"  # a build's one split (qrels/test.tsv)
 BUILD_HINT = f"run `airbench-mteb generate irsc --out DIR` and point --data-dir (or ${DATA_DIR_ENV}) at DIR"
 
 
@@ -167,6 +168,30 @@ def build_stats_folder(build: Path | None = None) -> Path:
     return root / "descriptive_stats" / file_digest(root / "manifest.json")[:16]
 
 
+def known_statistics(query_type: str, build: Path | None = None) -> dict[str, Any]:
+    """Sizes of a task before its statistics are computed, each query with one relevant paragraph.
+
+    Those of the build's manifest (documents of the setting's corpora, queries) for the settings built; with no
+    build of this query type, the IRSC paper's (arXiv 2409.15763): queries only, as it gives no corpus size.
+    """
+    try:
+        manifest = read_manifest(irsc_root(build))
+    except DatasetError:
+        manifest = {}
+    built = {setting: info for setting, info in manifest.get("settings", {}).items() if query_type in info["tasks"]}
+    if built:
+        subsets = {setting: _sizes(sum(manifest["corpus"][lang]["documents"] for lang in info["corpus"]),
+                                   info["tasks"][query_type]) for setting, info in built.items()}
+    else:
+        sizes = irsc_catalog().paper_sizes
+        subsets = {setting: _sizes(None, sizes.queries(setting)) for setting in SETTINGS}
+    return {EVAL_SPLIT: split_of_subsets(subsets)}
+
+
+def _sizes(documents: int | None, queries: int) -> dict[str, Any]:
+    return subset_sizes(documents, queries, num_relevant=queries)  # one relevant paragraph per query
+
+
 def make_task_class(entry: IRSCTaskEntry, build: IRSCBuildEntry | None = None) -> type[IRSCTask]:
     """The task class of one query type: over the data directory's build, or a registered ``build``."""
     name = entry.name if build is None else build.task_name(entry.name)
@@ -177,6 +202,7 @@ def make_task_class(entry: IRSCTaskEntry, build: IRSCBuildEntry | None = None) -
     return build_task_class(
         IRSCTask, name, module=__name__, attributes={"query_type": entry.type, "build": folder},
         stats_folder=partial(build_stats_folder, folder),
+        known_stats=partial(known_statistics, entry.type, folder),
         name=name,
         description=(f"IRSC {entry.label} -> paragraph: the query is {entry.description}; every setting "
                      "searches one unified corpus of all paragraphs of its language(s), shared by the five IRSC "
@@ -184,7 +210,7 @@ def make_task_class(entry: IRSCTaskEntry, build: IRSCBuildEntry | None = None) -
         reference="https://arxiv.org/abs/2409.15763",
         dataset={"path": "airbench-mteb/irsc-local" if build is None else str(folder),
                  "revision": catalog.revision if build is None else build.revision},
-        eval_splits=["test"],
+        eval_splits=[EVAL_SPLIT],
         eval_langs=EVAL_LANGS,
         main_score="ndcg_at_10",
         date=("1998-01-01", "2024-09-24"),

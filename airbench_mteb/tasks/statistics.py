@@ -9,8 +9,9 @@ writes there too. Plugin tasks use :class:`PluginTaskMetadata`, whose path is ch
 * data built locally (IRSC): a cache inside the build, under the hash of the build's manifest, so a
   rebuild never shows the statistics of the previous build.
 
-Where no file exists, a task may still know its sizes (AIR-Bench's catalog has them): those are the
-statistics until computed ones replace them.
+Where no file exists, a task may still know its sizes: AIR-Bench's catalog, the co*cktail paper's
+dataset table, an IRSC build's manifest (or the IRSC paper's sizes). Those are the statistics until
+computed ones replace them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,29 @@ def compute_descriptive_statistics(tasks: Iterable[AbsTask], num_proc: int | Non
 
 def sizes_only(num_documents: int, queries: dict[str, int], relevant: dict[str, int]) -> dict[str, Any]:
     """Split statistics from sizes alone (MTEB's retrieval keys that sizes determine), per split."""
-    return {split: {"num_samples": num_documents + count, "num_documents": num_documents, "num_queries": count,
-                    "relevant_docs_statistics": {"num_relevant_docs": relevant[split]} if split in relevant else None}
-            for split, count in queries.items()}
+    return {split: subset_sizes(num_documents, count, relevant.get(split)) for split, count in queries.items()}
+
+
+def subset_sizes(num_documents: int | None, num_queries: int, num_relevant: int | None = None,
+                 relevant_per_query: float | None = None) -> dict[str, Any]:
+    """One split or subset described by its sizes; ``None`` where a size is not known.
+
+    ``num_samples`` is documents plus queries, as MTEB counts them; the queries alone when the number of
+    documents is unknown. ``relevant_per_query`` defaults to ``num_relevant / num_queries``.
+    """
+    relevant = None
+    if num_relevant is not None:
+        average = relevant_per_query if relevant_per_query is not None else num_relevant / max(num_queries, 1)
+        relevant = {"num_relevant_docs": num_relevant, "average_relevant_docs_per_query": average}
+    return {"num_samples": (num_documents or 0) + num_queries, "num_documents": num_documents,
+            "num_queries": num_queries, "relevant_docs_statistics": relevant}
+
+
+def split_of_subsets(subsets: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """A split of a task with several subsets: MTEB's split-level counts are the sums of its subsets'."""
+    parts = list(subsets.values())
+    documents = [part["num_documents"] for part in parts]
+    relevant = [part["relevant_docs_statistics"] for part in parts]
+    split = subset_sizes(None if None in documents else sum(documents), sum(part["num_queries"] for part in parts),
+                         None if None in relevant else sum(r["num_relevant_docs"] for r in relevant))
+    return {**split, "hf_subset_descriptive_stats": dict(subsets)}
