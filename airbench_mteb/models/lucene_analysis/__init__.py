@@ -16,19 +16,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from airbench_mteb.models.lucene_analysis import cjk, english, japanese
+from airbench_mteb.models.lucene_analysis import arabic, cjk, english, european, indic
 from airbench_mteb.models.lucene_analysis.filters import lowercase
 from airbench_mteb.models.lucene_analysis.tokenizer import Token, standard_tokens
 
 Analyzer = Callable[[str], list[str]]
 
-ANALYZERS: dict[str, Analyzer] = {**english.ANALYZERS, **cjk.ANALYZERS, **japanese.ANALYZERS}
+ANALYZERS: dict[str, Analyzer] = {**english.ANALYZERS, **cjk.ANALYZERS, **european.ANALYZERS, **arabic.ANALYZERS,
+                                  **indic.ANALYZERS}
 
 # AIR-Bench's 13 languages, by ISO 639-1 code.
 LUCENE_LANGUAGES = ("en", "zh", "es", "fr", "de", "ru", "ja", "ko", "ar", "fa", "id", "hi", "bn")
 _CJK = ("zh", "ja", "ko")
 # ISO 639-3 (MTEB's codes, individual and macrolanguage) -> ISO 639-1.
-_ISO_639_1 = {
+ISO_639_1 = {
     "eng": "en", "cmn": "zh", "zho": "zh", "yue": "zh", "spa": "es", "fra": "fr", "deu": "de", "rus": "ru",
     "jpn": "ja", "kor": "ko", "ara": "ar", "arb": "ar", "fas": "fa", "pes": "fa", "ind": "id", "hin": "hi",
     "ben": "bn",
@@ -44,7 +45,7 @@ def standard_analyzer(text: str) -> list[str]:
 def analysis_name(languages: str | Sequence[str]) -> str:
     """The ISO 639-1 code of the analyzer used for ``languages`` (MTEB codes, e.g. ``eng-Latn``), or ``standard``."""
     codes = (languages,) if isinstance(languages, str) else tuple(languages)
-    known = [_ISO_639_1.get(code.split("-")[0].lower()) for code in codes]
+    known = [ISO_639_1.get(code.split("-")[0].lower()) for code in codes]
     known = [code for code in known if code in ANALYZERS]
     cjk_codes = [code for code in known if code in _CJK]
     return (cjk_codes or known or [STANDARD])[0]
@@ -62,5 +63,5 @@ def lucene_terms(text: str, languages: str | Sequence[str]) -> list[str]:
     return analyzer_for(codes)(text)
 
 
-__all__ = ["ANALYZERS", "LUCENE_LANGUAGES", "STANDARD", "Analyzer", "Token", "analysis_name", "analyzer_for",
+__all__ = ["ANALYZERS", "ISO_639_1", "LUCENE_LANGUAGES", "STANDARD", "Analyzer", "Token", "analysis_name", "analyzer_for",
            "lucene_terms", "standard_analyzer", "standard_tokens"]
