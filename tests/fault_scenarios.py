@@ -65,9 +65,9 @@ class Figures:
 
 
 def small_cache_chunks() -> None:
-    from airbench_mteb.models import embedding_cache
+    from airbench_mteb.models.embedding_cache import wrapper
 
-    embedding_cache.CHUNK_SIZE = CACHE_CHUNK
+    wrapper.CHUNK_SIZE = CACHE_CHUNK
 
 
 def run_argv(mirror: Path, out: Path, save_predictions: bool = False) -> list[str]:

@@ -146,7 +146,7 @@ def _problem(path: Path) -> str | None:
         elif suffix == ".npy":
             np.load(path, mmap_mode="r")
         elif suffix == ".keys":
-            from airbench_mteb.models.embedding_cache import _TRAILER_BYTES, _TRAILER_MAGIC
+            from airbench_mteb.models.embedding_cache.store import _TRAILER_BYTES, _TRAILER_MAGIC
 
             return None if data[-_TRAILER_BYTES:].startswith(_TRAILER_MAGIC) else "no checksum trailer"
         elif suffix in (".sqlite", ".db"):
@@ -181,13 +181,14 @@ def tree(root: Path, skip: Callable[[Path], bool] = lambda _: False) -> dict[str
 
 def cache_keys(root: Path) -> set[bytes]:
     """Keys of the finished shards of an embedding cache (a shard is finished once its keys file exists)."""
-    from airbench_mteb.models.embedding_cache import _KEY_BYTES, _read_keys_file
+    from airbench_mteb.models.embedding_cache.keys import KEY_BYTES
+    from airbench_mteb.models.embedding_cache.store import _read_keys_file
 
     keys: set[bytes] = set()
     for path in visible_files(root):
         if path.suffix == ".keys":
             raw, _ = _read_keys_file(path.read_bytes())
-            keys.update(bytes(row) for row in raw.view(np.uint8).reshape(-1, _KEY_BYTES))
+            keys.update(bytes(row) for row in raw.view(np.uint8).reshape(-1, KEY_BYTES))
     return keys
 
 

@@ -20,16 +20,16 @@ from mteb.types import PromptType
 
 import airbench_mteb  # noqa: F401  (registers the bundled model aliases)
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
-from airbench_mteb.models import embedding_cache
 from airbench_mteb.models.embedding_cache import (
     CachedEncoder,
     EmbeddingCacheWarning,
-    _as_keys,
-    _KeyIndex,
     forget_loaded_stores,
     namespace_settings,
     with_embedding_cache,
+    wrapper,
 )
+from airbench_mteb.models.embedding_cache.keys import as_keys
+from airbench_mteb.models.embedding_cache.store import _KeyIndex
 from airbench_mteb.settings import EMBEDDING_CACHE_ENV as CACHE_ENV
 from airbench_mteb.tasks.base import PluginRetrievalTask
 
@@ -308,7 +308,7 @@ def test_shards_without_a_checksum_are_never_read(minilm: Any, calls: list, cach
 
 def test_interrupted_encoding_resumes_from_the_saved_chunks(minilm: Any, calls: list,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedding_cache, "CHUNK_SIZE", 10)
+    monkeypatch.setattr(wrapper, "CHUNK_SIZE", 10)
     encode = minilm.encode
 
     def crash_on_third_chunk(inputs: Any, **kwargs: Any) -> Any:
@@ -327,7 +327,7 @@ def test_interrupted_encoding_resumes_from_the_saved_chunks(minilm: Any, calls: 
 
 def test_key_index_finds_every_key_across_merged_runs() -> None:
     rng = np.random.default_rng(0)
-    keys = _as_keys(rng.bytes(16 * 5000)).copy()
+    keys = as_keys(rng.bytes(16 * 5000)).copy()
     keys[100:110, 0] = keys[99, 0]  # same first 64 bits: only the last 64 tell these apart
     index = _KeyIndex()
     start = 0
@@ -335,7 +335,7 @@ def test_key_index_finds_every_key_across_merged_runs() -> None:
         index.add(keys[start:start + size], start)
         start += size
     np.testing.assert_array_equal(index.locate(keys), np.arange(5000))
-    unknown = _as_keys(rng.bytes(16 * 50)).copy()
+    unknown = as_keys(rng.bytes(16 * 50)).copy()
     unknown[0, 0] = keys[99, 0]
     assert (index.locate(unknown) == -1).all()
 

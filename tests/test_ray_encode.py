@@ -30,7 +30,8 @@ from airbench_mteb import cli
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.distributed import EncodeSummary, encode_corpora
 from airbench_mteb.models import MINILM
-from airbench_mteb.models.embedding_cache import EmbeddingCacheWarning, _read_keys_file, forget_loaded_stores
+from airbench_mteb.models.embedding_cache import EmbeddingCacheWarning, forget_loaded_stores
+from airbench_mteb.models.embedding_cache.store import _read_keys_file
 from tests.airbench_mirror import chinese_documents, english_documents
 
 TASKS = ["AIR-Bench_24.05_qa_news_en", "AIR-Bench_24.05_qa_news_zh"]  # dev and test share each corpus
@@ -333,10 +334,10 @@ def test_the_summary_counts_only_vectors_read_back_from_the_cache_folder(
         use_mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker, run in this process: writes that fail after the start-up check (a full disk) keep the
     vectors in the worker's memory only, and a shard damaged afterwards cannot be read back."""
-    import airbench_mteb.models.embedding_cache as embedding_cache
     from airbench_mteb.distributed.corpora import corpus_sources
     from airbench_mteb.distributed.encode import _read_back
     from airbench_mteb.distributed.worker import CorpusEncoder
+    from airbench_mteb.models.embedding_cache import store as embedding_cache_store
 
     (source,) = corpus_sources([mteb.get_task(TASKS[0])])
     rows = 12  # one block of the corpus
@@ -350,7 +351,7 @@ def test_the_summary_counts_only_vectors_read_back_from_the_cache_folder(
         raise OSError(28, "No space left on device")
 
     with monkeypatch.context() as patch, pytest.warns(EmbeddingCacheWarning, match="cannot write"):
-        patch.setattr(embedding_cache, "atomic_write", disk_full)
+        patch.setattr(embedding_cache_store, "atomic_write", disk_full)
         lost = worker(batch)
     documents, encoded, stored = _read_back([lost], [source], root)
     assert (documents, stored) == (rows, 0) and encoded > 0

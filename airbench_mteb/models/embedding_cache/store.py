@@ -1,36 +1,7 @@
-"""A content-keyed embedding cache, so a corpus shared by splits, subsets, tasks or runs is encoded once.
+"""The file store of the embedding cache: a namespace folder of append-only, checksummed shards.
 
-:func:`with_embedding_cache` wraps an MTEB encoder. Its ``encode`` hashes every input exactly as the
-model receives it (after MTEB joined a document's title and text, or a query and its instruction),
-looks the hashes up in a store, and hands only the missing items to the wrapped model.
-
-What makes two encodings interchangeable decides where a vector is stored:
-
-* the **namespace** (one folder) is the model name and revision, its ``experiment_kwargs``, the encode
-  keyword arguments that can change vectors (everything but batch size, progress bar and worker
-  counts), the prompt type and the prompt or instruction the model applies for this task. The task
-  name itself is not part of it, so a model without task-specific prompts shares one corpus across
-  tasks, splits and subsets;
-* the **key** of an item is a hash of every field of the row the model receives except its id.
-
-On disk (``$AIRBENCH_MTEB_EMBEDDING_CACHE``, default ``~/.cache/airbench_mteb/embeddings``; ``0`` or
-``off`` disables the cache) a namespace is a folder of append-only shards: ``<shard>.npy`` holds
-the vectors and ``<shard>.keys`` their 16-byte keys followed by a checksum trailer, the SHA-256 of
-the vectors file and of the keys (``settings.json`` says what the folder is for). Each file is
-written to a temporary name and renamed; the keys file is renamed last, so a shard without one is
-unfinished and ignored, and a damaged one is skipped with a warning. Missing items are encoded and
-saved in chunks, so an interrupted run resumes from the last saved chunk. Each process reads a
-namespace's keys once (into sorted numpy arrays, checked against their checksum) and memory-maps
-the vectors only to copy out the rows it needs.
-
-Bulk encoding (``airbench-mteb encode``) first checks the folder with :func:`writable_cache_root`,
-stores items without reading their vectors back in the worker (:meth:`CachedEncoder.fill`), and
-counts with :class:`ReadBack` only what a fresh look at the folder finds, checksums included.
-
-Vectors are never used unchecked: the first time a process gathers from a shard it hashes the whole
-vectors file (SHA-256, about 0.8 s per GiB on one core here). A shard whose bytes changed after it
-was written (bit rot, a bad copy, an edit) is reported by name, set aside (its keys file renamed to
-``<shard>.keys.damaged``) and its items encoded again.
+A shard is ``<shard>.npy`` (the vectors) and ``<shard>.keys`` (their keys, then the SHA-256 of the
+vectors file and of the keys), each renamed into place, the keys last; see the package docstring.
 """
 
 from __future__ import annotations
@@ -38,13 +9,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import logging
 import os
 import secrets
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,17 +22,9 @@ import numpy as np
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.data.fingerprint import file_digest
+from airbench_mteb.models.embedding_cache.keys import as_keys, namespace_folder
 from airbench_mteb.settings import EMBEDDING_CACHE_ENV, SettingsError, current_settings
 
-logger = logging.getLogger(__name__)
-
-# Encode kwargs that change how the work is scheduled, never the vectors.
-_NEUTRAL_KWARGS = frozenset({"batch_size", "show_progress_bar", "num_proc", "num_workers"})
-_KEY_BYTES = 16
-# Missing items are encoded and saved this many at a time: the unit of resumption.
-CHUNK_SIZE = 4096
-# 2: keys files end with a checksum trailer (shards of format 1 have none and are never read)
-_FORMAT = 2
 _TRAILER_MAGIC = b"ABMTEB\x00\x02"
 _DIGEST_BYTES = 32
 _TRAILER_BYTES = len(_TRAILER_MAGIC) + 2 * _DIGEST_BYTES
@@ -115,13 +76,6 @@ def writable_cache_root(root: Path | None) -> Path:
     return root
 
 
-# --------------------------------------------------------------------------- the store
-
-
-def _as_keys(raw: bytes) -> np.ndarray:
-    """16-byte keys as rows of two little-endian uint64, so they sort and search in numpy."""
-    return np.frombuffer(raw, dtype="<u8").reshape(-1, 2)
-
 
 def _keys_file(keys: np.ndarray, vectors_sha256: bytes) -> bytes:
     """What a ``.keys`` file holds: the keys, then magic + SHA-256 of the vectors file + SHA-256 of the keys."""
@@ -137,7 +91,7 @@ def _read_keys_file(data: bytes) -> tuple[np.ndarray, bytes]:
     vectors_sha256, keys_sha256 = trailer[len(_TRAILER_MAGIC):-_DIGEST_BYTES], trailer[-_DIGEST_BYTES:]
     if hashlib.sha256(raw).digest() != keys_sha256:
         raise ValueError("the keys do not match the checksum written with them")
-    return _as_keys(raw), vectors_sha256
+    return as_keys(raw), vectors_sha256
 
 
 class _KeyIndex:
@@ -376,237 +330,9 @@ def set_aside(store: EmbeddingStore, damage: DamagedShard) -> None:
     _STORES.pop(store.folder, None)
 
 
-# --------------------------------------------------------------------------- keys
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, sort_keys=True, default=repr))
-
-
-def applied_prompt(model: Any, task_metadata: Any, prompt_type: Any) -> str | None:
-    """The prompt or instruction ``model`` adds for this task and prompt type, as mteb's wrappers pick it."""
-    from mteb.models.abs_encoder import get_prompt
-    from mteb.types import PromptType
-
-    parts: list[str] = []
-    model_prompts = getattr(model, "model_prompts", None)
-    if isinstance(model_prompts, dict) and model_prompts:
-        parts.append(get_prompt(model_prompts, task_metadata, prompt_type) or "")
-    uses_instructions = getattr(model, "instruction_template", None) or getattr(model, "prompts_dict", None)
-    skips_passages = prompt_type == PromptType.document and getattr(model, "apply_instruction_to_passages", True) is False
-    if uses_instructions and callable(getattr(model, "get_task_instruction", None)) and not skips_passages:
-        parts.append(model.get_task_instruction(task_metadata, prompt_type) or "")
-    return "\x00".join(parts) if parts else None
-
-
-def namespace_settings(model: Any, task_metadata: Any, prompt_type: Any, encode_kwargs: dict[str, Any]
-                       ) -> dict[str, Any]:
-    """Everything besides an item's own content that decides its vector."""
-    meta = model.mteb_model_meta
-    return _jsonable({
-        "format": _FORMAT,
-        "model": meta.name,
-        "revision": meta.revision,
-        "experiment_kwargs": dict(meta.experiment_kwargs or {}),
-        "prompt_type": getattr(prompt_type, "value", prompt_type),
-        "prompt": applied_prompt(model, task_metadata, prompt_type),
-        "encode_kwargs": {k: v for k, v in encode_kwargs.items() if k not in _NEUTRAL_KWARGS},
-    })
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text).strip(".") or "_"
-
-
-def namespace_folder(root: Path, settings: dict[str, Any]) -> Path:
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
-    return root / _slug(settings["model"]) / _slug(settings["revision"]) / f"{settings['prompt_type'] or 'none'}-{digest}"
-
-
-def key_fields(inputs: Any) -> list[str] | None:
-    """The columns an encoder may read from a row of the loader's dataset, or None if the cache cannot serve it.
-
-    It cannot when the loader is not over a ``datasets.Dataset`` read in order, or when its rows hold
-    more than plain values (images, audio, conversations).
-    """
-    from datasets import Dataset, Value
-    from torch.utils.data import SequentialSampler
-
-    dataset = getattr(inputs, "dataset", None)
-    if not isinstance(dataset, Dataset) or not isinstance(getattr(inputs, "sampler", None), SequentialSampler):
-        return None
-    fields = sorted(name for name in dataset.column_names if name != "id")
-    if not fields or not all(isinstance(dataset.features[name], Value) for name in fields):
-        return None
-    return fields
-
-
-def item_keys(dataset: Any, fields: list[str]) -> np.ndarray:
-    """A 16-byte hash per row over the named fields, each length-prefixed so no two rows can collide by concatenation."""
-    columns = [dataset[name] for name in fields]
-    labels = [name.encode() for name in fields]
-    keys = []
-    for values in zip(*columns, strict=True):
-        digest = hashlib.blake2b(digest_size=_KEY_BYTES)
-        for label, value in zip(labels, values, strict=True):
-            data = (value if isinstance(value, str) else json.dumps(value)).encode("utf-8", "surrogatepass")
-            digest.update(label + b"\x00" + len(data).to_bytes(8, "little") + data)
-        keys.append(digest.digest())
-    return _as_keys(b"".join(keys))
-
-
-# --------------------------------------------------------------------------- the wrapper
-
-
-def _dense_rows(output: Any, rows: int) -> np.ndarray | None:
-    """``output`` as a 2-D numpy array of ``rows`` rows, or None if it is not one (sparse, ragged...)."""
-    try:
-        import torch
-
-        if isinstance(output, torch.Tensor):
-            if output.layout != torch.strided:
-                return None
-            output = output.detach().cpu()
-            output = (output.float() if output.dtype == torch.bfloat16 else output).numpy()
-    except ImportError:
-        pass
-    try:
-        array = np.asarray(output)
-    except (ValueError, TypeError):
-        return None
-    if array.ndim != 2 or array.shape[0] != rows or array.dtype.kind not in "fiu":
-        return None
-    return array
-
-
-def _subset_loader(inputs: Any, indices: list[int], batch_size: int) -> Any:
-    """A loader over some rows of ``inputs``' already prepared dataset, batched and collated the same way.
-
-    Re-running mteb's dataloader preparation on prepared rows would apply it twice (a title joined
-    to a text that already starts with it), so the model would see other text than the key says.
-    """
-    from torch.utils.data import DataLoader
-
-    return DataLoader(inputs.dataset.select(indices), batch_size=inputs.batch_size or batch_size,
-                      collate_fn=inputs.collate_fn, num_workers=inputs.num_workers, shuffle=False)
-
-
-class CachedEncoder:
-    """An MTEB encoder that takes vectors from the content-keyed store and encodes only what is missing."""
-
-    def __init__(self, model: Any, root: Path) -> None:
-        self.wrapped = model
-        self.root = root
-
-    @property
-    def mteb_model_meta(self) -> Any:
-        return self.wrapped.mteb_model_meta
-
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for attributes this class lacks; "wrapped" itself must not recurse.
-        if name == "wrapped":
-            raise AttributeError(name)
-        return getattr(self.wrapped, name)
-
-    def similarity(self, embeddings1: Any, embeddings2: Any) -> Any:
-        return self.wrapped.similarity(embeddings1, embeddings2)
-
-    def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> Any:
-        return self.wrapped.similarity_pairwise(embeddings1, embeddings2)
-
-    def _runner(self, task_metadata: Any, hf_split: str, hf_subset: str, prompt_type: Any,
-                kwargs: dict[str, Any]) -> Callable[[Any], Any]:
-        """The wrapped model's encode for a loader, with this call's arguments."""
-        def run(loader: Any) -> Any:
-            return self.wrapped.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
-                                       hf_subset=hf_subset, prompt_type=prompt_type, **kwargs)
-        return run
-
-    def _keyed(self, inputs: Any, task_metadata: Any, prompt_type: Any, kwargs: dict[str, Any]
-               ) -> tuple[dict[str, Any], np.ndarray] | None:
-        """The namespace settings and every item's key, or None when the cache cannot serve these inputs."""
-        fields = key_fields(inputs)
-        if fields is None or len(inputs.dataset) == 0:
-            return None
-        return namespace_settings(self.wrapped, task_metadata, prompt_type, kwargs), item_keys(inputs.dataset, fields)
-
-    def fill(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str, prompt_type: Any = None,
-             **kwargs: Any) -> tuple[dict[str, Any], np.ndarray] | None:
-        """Encode and store the items of ``inputs`` the cache lacks, returning no vectors (for bulk encoding).
-
-        Returns the namespace settings and every item's key, to look them up later (:class:`ReadBack`),
-        or None when the cache cannot hold these items (then nothing is encoded, or nothing kept).
-        """
-        keyed = self._keyed(inputs, task_metadata, prompt_type, kwargs)
-        if keyed is None:
-            return None
-        settings, keys = keyed
-        run = self._runner(task_metadata, hf_split, hf_subset, prompt_type, kwargs)
-        for _ in range(2):  # as in encode: a damaged shard is set aside and its items encoded again
-            store = open_store(self.root, settings)
-            if not store.cacheable or self._store_missing(store, keys, inputs, run, kwargs) is not None:
-                return None
-            try:
-                store.check_readable(store.locate(keys))
-                return keyed
-            except DamagedShard as damage:
-                set_aside(store, damage)
-        return None
-
-    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
-               prompt_type: Any = None, **kwargs: Any) -> Any:
-        run = self._runner(task_metadata, hf_split, hf_subset, prompt_type, kwargs)
-        keyed = self._keyed(inputs, task_metadata, prompt_type, kwargs)
-        if keyed is None:
-            return run(inputs)
-        settings, keys = keyed
-        # a damaged shard is set aside and its items encoded again; damaged twice, the disk is failing
-        for _ in range(2):
-            store = open_store(self.root, settings)
-            if not store.cacheable:
-                return run(inputs)
-            uncacheable = self._store_missing(store, keys, inputs, run, kwargs)
-            if uncacheable is not None:
-                return uncacheable
-            try:
-                return store.gather(store.locate(keys))
-            except DamagedShard as damage:
-                set_aside(store, damage)
-            except (OSError, ValueError) as error:  # a shard deleted while in use
-                warnings.warn(f"embedding cache: cannot read {store.folder} ({error}); encoding without it",
-                              EmbeddingCacheWarning, stacklevel=2)
-                _STORES.pop(store.folder, None)
-                return run(inputs)
-        return run(inputs)
-
-    def _store_missing(self, store: EmbeddingStore, keys: np.ndarray, inputs: Any, run: Callable[[Any], Any],
-                       kwargs: dict[str, Any]) -> Any:
-        """Encode and store the items ``store`` lacks; returns None, or the model's own output for all of
-        ``inputs`` when the model turns out not to return dense rows (which the cache cannot hold)."""
-        rows = store.locate(keys)
-        if (rows < 0).any():
-            store.refresh()  # another process may have stored them meanwhile
-            rows = store.locate(keys)
-        absent = np.flatnonzero(rows < 0)
-        _, first = np.unique(keys[absent], axis=0, return_index=True)  # a text repeated in the input is encoded once
-        missing = np.sort(absent[first]).tolist()
-        logger.info("embedding cache %s: %d of %d items stored, encoding %d", store.folder,
-                    len(keys) - len(absent), len(keys), len(missing))
-        chunks = [missing[start:start + CHUNK_SIZE] for start in range(0, len(missing), CHUNK_SIZE)]
-        if len(chunks) > 1 and kwargs.get("show_progress_bar", True):
-            from tqdm.auto import tqdm
-
-            chunks = tqdm(chunks, desc="Encoding missing items", unit="chunk")
-        for chunk in chunks:
-            output = run(_subset_loader(inputs, chunk, kwargs.get("batch_size", 32)))
-            vectors = _dense_rows(output, len(chunk))
-            if vectors is None:
-                store.cacheable = False
-                logger.info("embedding cache: %s does not return dense rows; not caching it",
-                            self.mteb_model_meta.name)
-                return output if chunk == list(range(len(keys))) else run(inputs)
-            store.add(keys[chunk], vectors)
-        return None
+def forget_store(store: EmbeddingStore) -> None:
+    """Drop one namespace from the in-process memo (its folder changed under this process)."""
+    _STORES.pop(store.folder, None)
 
 
 class ReadBack:
@@ -624,21 +350,3 @@ class ReadBack:
         store.refresh()  # reads only the shards written since the last count
         rows = store.locate(keys)
         return int(store.on_disk(rows[rows >= 0]).sum())
-
-
-def with_embedding_cache(model: Any) -> Any:
-    """``model`` wrapped in a :class:`CachedEncoder` when it is a plain MTEB encoder; otherwise ``model`` itself.
-
-    Search models (which index and search themselves), models without a name and revision to key
-    on, already wrapped models, and everything while the cache is switched off are returned unchanged.
-    """
-    from mteb.models import EncoderProtocol, SearchProtocol
-
-    if isinstance(model, CachedEncoder) or not isinstance(model, EncoderProtocol) or isinstance(model, SearchProtocol):
-        return model
-    root = cache_dir()
-    meta = getattr(model, "mteb_model_meta", None)
-    name, revision = getattr(meta, "name", None), getattr(meta, "revision", None)
-    if root is None or name in (None, "no_model_name/available") or revision in (None, "no_revision_available"):
-        return model
-    return CachedEncoder(model, root)
