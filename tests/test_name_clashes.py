@@ -18,7 +18,8 @@ import pytest
 from airbench_mteb import cli
 from airbench_mteb.catalog import airbench_entries
 from airbench_mteb.catalog.airbench import AirBenchEntry
-from airbench_mteb.catalog.user import benchmark_names, user_catalog
+from airbench_mteb.catalog.packaged import benchmark_names
+from airbench_mteb.catalog.user import user_catalog
 from airbench_mteb.data.airbench_source import split_files
 from tests.test_catalogs import cocktail_folder, irsc_build
 

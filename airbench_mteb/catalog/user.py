@@ -9,7 +9,8 @@ Every entry names its ``family``:
 
 Official names stay official: a user's entry may not take an official AIR-Bench version (its
 benchmarks are fixed lists of the packaged datasets), the name of a packaged task or of any
-benchmark mteb knows; every task name follows ``entries.NAME_RULE``. The same checks
+benchmark mteb knows (:func:`airbench_mteb.catalog.packaged.reserved_names`); every task name follows
+``entries.NAME_RULE``. The same checks
 (:func:`naming_problem`) refuse an entry at registration and skip it when the catalog is read.
 
 Reading never fails because of one entry: a broken one (malformed, unknown family, folder gone,
@@ -30,13 +31,8 @@ from typing import Any, Literal
 from mteb.types import Licenses
 from pydantic import Field, model_validator
 
-from airbench_mteb.catalog.airbench import (
-    AirBenchEntry,
-    airbench_task_name,
-    official_versions,
-    packaged_airbench_entries,
-)
-from airbench_mteb.catalog.cocktail import COCKTAIL_BENCHMARK, Sources, cocktail_entries
+from airbench_mteb.catalog.airbench import AirBenchEntry, airbench_task_name, official_versions
+from airbench_mteb.catalog.cocktail import Sources
 from airbench_mteb.catalog.entries import (
     LOCAL_REVISION,
     CatalogEntry,
@@ -49,7 +45,8 @@ from airbench_mteb.catalog.entries import (
     task_name_part,
     warn_if_unpinned,
 )
-from airbench_mteb.catalog.irsc import IRSC_BENCHMARK, irsc_catalog, read_irsc_manifest
+from airbench_mteb.catalog.irsc import irsc_catalog, read_irsc_manifest
+from airbench_mteb.catalog.packaged import reserved_names
 from airbench_mteb.data.airbench_source import split_files
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, read_json, readable
@@ -117,31 +114,6 @@ class UserCatalog:
 
 def task_names(entry: UserEntry) -> tuple[str, ...]:
     return (entry.task_name,) if isinstance(entry, AirBenchEntry) else entry.task_names
-
-
-def packaged_task_names() -> dict[str, str]:
-    """Every packaged task name -> its family's name (for messages)."""
-    return {**{e.task_name: "AIR-Bench" for e in packaged_airbench_entries()},
-            **{e.task_name: "co*cktail" for e in cocktail_entries()},
-            **{task.name: "IRSC" for task in irsc_catalog().tasks}}
-
-
-def benchmark_names() -> frozenset[str]:
-    """The name and aliases of every benchmark ``mteb.get_benchmark`` knows: mteb's own and the plugin's.
-
-    The plugin's come from its catalogs, so they are known before the plugin adds its benchmarks to mteb.
-    """
-    import mteb
-
-    known = {name for benchmark in mteb.get_benchmarks() for name in (benchmark.name, *(benchmark.aliases or ()))}
-    plugin = {name for entry in packaged_airbench_entries() for name in entry.benchmark_names}
-    return frozenset(known | plugin | {COCKTAIL_BENCHMARK, IRSC_BENCHMARK})
-
-
-def reserved_names() -> dict[str, str]:
-    """Every name a user's task may not take -> what holds it: the packaged tasks and every benchmark."""
-    return {**{name: f"a benchmark (mteb.get_benchmark({name!r}))" for name in benchmark_names()},
-            **{name: f"a built-in {family} task" for name, family in packaged_task_names().items()}}
 
 
 def naming_problem(entry: UserEntry, taken: Mapping[str, str]) -> str | None:
@@ -243,11 +215,6 @@ def _read_user_catalog(path: Path, fingerprint: str) -> UserCatalog:
     return UserCatalog(airbench=tuple(e for e in usable if isinstance(e, AirBenchEntry)),
                        cocktail=tuple(e for e in usable if isinstance(e, CocktailFolderEntry)),
                        irsc=tuple(e for e in usable if isinstance(e, IRSCBuildEntry)))
-
-
-def airbench_entries() -> tuple[AirBenchEntry, ...]:
-    """The packaged AIR-Bench catalog, then those of the user's registered AIR-Bench datasets that can be tasks."""
-    return (*packaged_airbench_entries(), *user_catalog().airbench)
 
 
 # --- registering a folder -----------------------------------------------------------------------
