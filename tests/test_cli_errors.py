@@ -218,3 +218,18 @@ def test_every_command_lives_in_the_module_named_after_it() -> None:
             named = alias_of.group(1) if alias_of else command
             expected = re.sub(r"[- ]", "_", named)
             assert module.rsplit(".", 1)[1] == expected, f"`{command}` is registered by {module}, not by {expected}.py"
+
+
+
+@pytest.mark.parametrize(("function", "arguments", "named"), [
+    ("airbench_mteb.models.rerankers:check_top_k", {"top_k": 0}, "--rerank-top-k"),
+    ("airbench_mteb.distributed.encode:check_options",
+     {"num_workers": 1, "gpus_per_worker": -1, "batch_size": 1, "rows_per_block": 1}, "--gpus-per-worker"),
+])
+def test_library_checks_of_command_options_raise_option_errors(function: str, arguments: dict[str, int],
+                                                                named: str) -> None:
+    from airbench_mteb.data.errors import OptionError
+
+    module, name = function.split(":")
+    with pytest.raises(OptionError, match=re.escape(named)):
+        getattr(importlib.import_module(module), name)(**arguments)

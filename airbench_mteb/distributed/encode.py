@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 from mteb import AbsTask
 
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.distributed.corpora import CorpusSource, corpus_sources, row_ranges
 from airbench_mteb.models.embedding_cache import CHUNK_SIZE, ReadBack, cache_dir, writable_cache_root
-from airbench_mteb.settings import SettingsError
 
 
 @dataclass(frozen=True)
@@ -52,15 +51,15 @@ class EncodeSummary:
 
 
 def check_options(*, num_workers: int, gpus_per_worker: float, batch_size: int, rows_per_block: int) -> None:
-    """Every option in its range, before Ray starts; SettingsError naming the option otherwise."""
+    """Every option in its range, before Ray starts; OptionError naming the option otherwise."""
     for name, value in (("num_workers", num_workers), ("batch_size", batch_size), ("rows_per_block", rows_per_block)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SettingsError(f"{name} (--{name.replace('_', '-')}) must be a whole number of at least 1, "
-                                f"got {value!r}")
+            raise OptionError(f"{name} (--{name.replace('_', '-')}) must be a whole number of at least 1, "
+                              f"got {value!r}")
     if isinstance(gpus_per_worker, bool) or not isinstance(gpus_per_worker, (int, float)) \
             or not math.isfinite(gpus_per_worker) or gpus_per_worker < 0:
-        raise SettingsError(f"gpus_per_worker (--gpus-per-worker) must be a number of at least 0 (0: CPU), "
-                            f"got {gpus_per_worker!r}")
+        raise OptionError(f"gpus_per_worker (--gpus-per-worker) must be a number of at least 0 (0: CPU), "
+                          f"got {gpus_per_worker!r}")
 
 
 def encoder_meta(model_name: str) -> Any:
@@ -69,8 +68,8 @@ def encoder_meta(model_name: str) -> Any:
 
     meta = mteb.get_model_meta(model_name)
     if "dense" not in meta.model_type:
-        raise SettingsError(f"{model_name} is a {'/'.join(meta.model_type)} model, not an encoder of dense vectors: "
-                            "the embedding cache has nothing to keep for it (it is run with `run` directly)")
+        raise OptionError(f"{model_name} is a {'/'.join(meta.model_type)} model, not an encoder of dense vectors: "
+                          "the embedding cache has nothing to keep for it (it is run with `run` directly)")
     return meta
 
 
@@ -129,8 +128,8 @@ def encode_corpora(model_name: str, tasks: Sequence[AbsTask], *, ray_address: st
             ``{"model_kwargs": {"torch_dtype": "float16"}}``; the later run must load it the same way.
 
     Raises:
-        SettingsError: an option out of range, a cache that is switched off, not a writable folder,
-            or a model that makes no dense vectors.
+        OptionError: an option out of range, or a model that makes no dense vectors.
+        SettingsError: a cache that is switched off or not a writable folder.
         DatasetError: a worker's error (its own message, in one line).
     """
     import ray

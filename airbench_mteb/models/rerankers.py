@@ -29,7 +29,7 @@ from mteb.models import (
 )
 
 from airbench_mteb.data.arrow_corpus import missing_ids
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.predictions import (
     Predictions,
     Run,
@@ -40,7 +40,6 @@ from airbench_mteb.data.predictions import (
     read_prediction_folder,
     read_predictions,
 )
-from airbench_mteb.settings import SettingsError
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -83,7 +82,7 @@ def candidates(run: dict[str, dict[str, float]], top_k: int) -> dict[str, list[s
 def check_top_k(top_k: int) -> None:
     """A re-ranking depth is a whole number of at least 1 (checked before any file is read)."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise SettingsError(f"top_k (--rerank-top-k) must be a whole number of at least 1, got {top_k!r}")
+        raise OptionError(f"top_k (--rerank-top-k) must be a whole number of at least 1, got {top_k!r}")
 
 
 class FirstStageReranking:
