@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
 from airbench_mteb.models.lucene_analysis.stopwords import load_stopwords
@@ -26,8 +27,8 @@ def decimal_digits(term: str) -> str:
                    for char in term)
 
 
-def _folded_terms(text: str) -> list[str]:
-    """Standard tokens, lower-cased, digits folded: the start every analyzer here and in indic.py shares."""
+def folded_terms(text: str) -> list[str]:
+    """Standard tokens, lower-cased, digits folded: how the Arabic-script and Indic analyzers all start."""
     return [decimal_digits(term) for term in lowercase(token.text for token in standard_tokens(text))]
 
 
@@ -67,8 +68,13 @@ def arabic_light_stem(term: str) -> str:
 
 
 def arabic_terms(text: str) -> list[str]:
-    terms = remove_stopwords(_folded_terms(text), load_stopwords("ar"))
-    return _non_empty(arabic_light_stem(arabic_normalize(term)) for term in terms)
+    terms = remove_stopwords(folded_terms(text), load_stopwords("ar"))
+    return _non_empty(_arabic_stem(term) for term in terms)
+
+
+@lru_cache(maxsize=1 << 16)  # a corpus repeats its words
+def _arabic_stem(term: str) -> str:
+    return arabic_light_stem(arabic_normalize(term))
 
 
 def _non_empty(terms: Iterable[str]) -> list[str]:
@@ -89,8 +95,13 @@ def persian_normalize(term: str) -> str:
 
 
 def persian_terms(text: str) -> list[str]:
-    terms = _non_empty(persian_normalize(arabic_normalize(term)) for term in _folded_terms(text.replace("\u200c", " ")))
+    terms = _non_empty(_persian_form(term) for term in folded_terms(text.replace("\u200c", " ")))
     return remove_stopwords(terms, load_stopwords("fa"))
+
+
+@lru_cache(maxsize=1 << 16)
+def _persian_form(term: str) -> str:
+    return persian_normalize(arabic_normalize(term))
 
 
 ANALYZERS = {"ar": arabic_terms, "fa": persian_terms}

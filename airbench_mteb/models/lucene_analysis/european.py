@@ -22,12 +22,15 @@ that equals Python's ``len``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
 from airbench_mteb.models.lucene_analysis.stopwords import load_stopwords
 from airbench_mteb.models.lucene_analysis.tokenizer import standard_tokens
+
+# Stemmed words are cached: a corpus repeats its words, the stemmers are pure Python.
+_CACHED_WORDS = 1 << 16
 
 
 def _words(text: str) -> list[str]:
@@ -43,6 +46,7 @@ def _stemmed(terms: Iterable[str], stem: Callable[[str], str]) -> list[str]:
 _SPANISH_ACCENTS = str.maketrans("àáâäòóôöèéêëùúûüìíîï", "aaaaooooeeeeuuuuiiii")
 
 
+@lru_cache(maxsize=_CACHED_WORDS)
 def spanish_light_stem(word: str) -> str:
     """Savoy's light Spanish stemmer: plural and gender endings; accents folded in words of 5+ letters."""
     if len(word) < 5:
@@ -117,6 +121,7 @@ _FRENCH_RULES: tuple[tuple[str, int, str, bool], ...] = (
 _FRENCH_ACCENTS = str.maketrans("àáâôèéêùûîç", "aaaoeeeuuic")
 
 
+@lru_cache(maxsize=_CACHED_WORDS)
 def french_light_stem(word: str) -> str:
     """Savoy's light French stemmer: plural, feminine and common derivational endings, then normalisation."""
     word = _french_plural(word)
@@ -233,7 +238,12 @@ def _german_step2(word: str) -> str:
 
 def german_terms(text: str) -> list[str]:
     terms = remove_stopwords(lowercase(_words(text)), load_stopwords("de"))
-    return _stemmed(terms, lambda term: german_light_stem(german_normalize(term)))
+    return _stemmed(terms, _german_stem)
+
+
+@lru_cache(maxsize=_CACHED_WORDS)
+def _german_stem(term: str) -> str:
+    return german_light_stem(german_normalize(term))
 
 
 # --- Russian -------------------------------------------------------------------------------------------
@@ -325,6 +335,7 @@ class _IndonesianWord:
         return False
 
 
+@lru_cache(maxsize=_CACHED_WORDS)
 def indonesian_stem(word: str) -> str:
     """Tala's Indonesian stemmer with derivational affixes (what IndonesianAnalyzer does by default).
     Each step runs only while the word keeps more than two vowels."""

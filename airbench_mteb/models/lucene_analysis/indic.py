@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
-from airbench_mteb.models.lucene_analysis.arabic import _folded_terms
+from airbench_mteb.models.lucene_analysis.arabic import folded_terms
 from airbench_mteb.models.lucene_analysis.filters import remove_stopwords
 from airbench_mteb.models.lucene_analysis.stopwords import load_stopwords
 
@@ -60,8 +61,12 @@ def strip_suffix(term: str, suffixes_by_length: Sequence[tuple[str, ...]]) -> st
 
 def _indic_terms(text: str, normalize: Callable[[str], str], language: str,
                  stem: Callable[[str], str]) -> list[str]:
-    terms = [normalize(indic_normalize(term)) for term in _folded_terms(text)]
+    """``normalize`` and ``stem`` are cached word functions: a corpus repeats its words."""
+    terms = [normalize(term) for term in folded_terms(text)]
     return [stem(term) for term in remove_stopwords(terms, load_stopwords(language))]
+
+
+_CACHED_WORDS = 1 << 16
 
 
 # --- Hindi ---------------------------------------------------------------------------------------------
@@ -95,12 +100,18 @@ _HINDI_SUFFIXES = tuple(tuple(group.split()) for group in (
 ))
 
 
+@lru_cache(maxsize=_CACHED_WORDS)
+def _hindi_form(term: str) -> str:
+    return hindi_normalize(indic_normalize(term))
+
+
+@lru_cache(maxsize=_CACHED_WORDS)
 def hindi_stem(term: str) -> str:
     return strip_suffix(term, _HINDI_SUFFIXES)
 
 
 def hindi_terms(text: str) -> list[str]:
-    return _indic_terms(text, hindi_normalize, "hi", hindi_stem)
+    return _indic_terms(text, _hindi_form, "hi", hindi_stem)
 
 
 # --- Bengali -------------------------------------------------------------------------------------------
@@ -199,12 +210,18 @@ _BENGALI_SUFFIXES = tuple(tuple(group.split()) for group in (
 ))
 
 
+@lru_cache(maxsize=_CACHED_WORDS)
+def _bengali_form(term: str) -> str:
+    return bengali_normalize(indic_normalize(term))
+
+
+@lru_cache(maxsize=_CACHED_WORDS)
 def bengali_stem(term: str) -> str:
     return strip_suffix(term, _BENGALI_SUFFIXES)
 
 
 def bengali_terms(text: str) -> list[str]:
-    return _indic_terms(text, bengali_normalize, "bn", bengali_stem)
+    return _indic_terms(text, _bengali_form, "bn", bengali_stem)
 
 
 ANALYZERS = {"hi": hindi_terms, "bn": bengali_terms}
