@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
+from airbench_mteb.mteb_compat import add_mteb_cli_parsers
 from airbench_mteb.registry import register_models
 from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure, current_settings
 
@@ -40,23 +41,10 @@ def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> 
     return str(meta.name)
 
 
-def add_mteb_cli_commands(subparsers: argparse._SubParsersAction) -> None:
-    """Add mteb's own `run`, `available-tasks` and `available-benchmarks` subcommands.
-
-    Their parsers are private to mteb's CLI module (tested with mteb 2.26.x); CLI wiring belongs to
-    this layer, so this is the one place outside ``registry.py`` that relies on mteb internals.
-    """
-    from mteb.cli import build_cli
-
-    build_cli._add_run_parser(subparsers)
-    build_cli._add_available_tasks_parser(subparsers)
-    build_cli._add_available_benchmarks_parser(subparsers)
-
-
 def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
     from airbench_mteb.models.rerankers import RERANK_TOP_K
 
-    add_mteb_cli_commands(subparsers)
+    add_mteb_cli_parsers(subparsers)  # mteb's own parsers: private to mteb's CLI module
     run_parser = subparsers.choices["run"]
     add_data_dir_argument(run_parser)
     run_parser.add_argument("--previous-results", type=Path, default=None,

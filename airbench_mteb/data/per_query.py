@@ -1,9 +1,9 @@
 """Per-query scores kept beside MTEB's results file, tied to it by model, task, split, subset and data.
 
 MTEB averages its per-query retrieval measures and drops them; a confidence interval or a paired test
-between models needs them. A plugin task hands them to :func:`remember` while it is scored, and the
-results writer (``registry.write_results_atomically``) calls :func:`write_kept` right after it has
-written ``<results>/<model>/<revision>/<Task>.json``: the vectors go to ``<Task>.per_query.json.gz``
+between models needs them. A plugin task hands them to :func:`remember` while it is scored, and its
+results writer (``tasks.base.PluginRetrievalTask.write_result``) calls :func:`write_kept` right after it
+has written ``<results>/<model>/<revision>/<Task>.json``: the vectors go to ``<Task>.per_query.json.gz``
 beside it. MTEB's ``ResultCache`` reads ``*.json`` files only, so it never takes this file for a
 task result.
 

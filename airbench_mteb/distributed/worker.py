@@ -65,8 +65,9 @@ class CorpusEncoder:
 
     def encode_range(self, number: int, start: int, stop: int) -> dict[str, Any]:
         """Encode rows ``start:stop`` of corpus ``number`` into the cache; what was encoded and where it went."""
-        from mteb._create_dataloaders import create_dataloader
         from mteb.types import PromptType
+
+        from airbench_mteb.mteb_compat import create_dataloader
 
         if self.failure:
             return _range_row(0, error=self.failure)

@@ -8,21 +8,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mteb.abstasks.retrieval import AbsTaskRetrieval
-
+from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.per_query import QueryScores, remember
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.per_query import interval_scores, kept_metrics, per_query_scores, scored_queries
 from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.mteb_compat import CacheLookup, HookedRetrievalTask, StockWrite
 from airbench_mteb.settings import current_settings
 
 if TYPE_CHECKING:
+    from mteb.results import TaskResult
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 
 
-class PluginRetrievalTask(AbsTaskRetrieval):
+class PluginRetrievalTask(HookedRetrievalTask):
     """An MTEB retrieval task whose data come from a plugin loader instead of a hub dataset.
 
     Subclasses implement :meth:`load_split`. Evaluation goes through the content-keyed
@@ -39,11 +40,11 @@ class PluginRetrievalTask(AbsTaskRetrieval):
         splits is evaluated on none and says so in one line.
         """
         if eval_splits is None:
-            self._eval_splits = None
+            self.requested_splits = None
             return self
         own = self.metadata.eval_splits
-        self._eval_splits = [split for split in eval_splits if split in own]
-        if not self._eval_splits:
+        self.requested_splits = [split for split in eval_splits if split in own]
+        if not self.requested_splits:
             logger.warning("%s: skipped, it has none of the requested splits %s (its splits: %s)",
                            self.metadata.name, ", ".join(eval_splits), ", ".join(own))
         return self
@@ -51,7 +52,7 @@ class PluginRetrievalTask(AbsTaskRetrieval):
     @property
     def eval_splits(self) -> Sequence[str]:
         # MTEB falls back to every split when the filtered list is empty; a filtered-out task must stay empty
-        return self.metadata.eval_splits if self._eval_splits is None else self._eval_splits
+        return self.metadata.eval_splits if self.requested_splits is None else self.requested_splits
 
     def data_revision(self) -> str:
         """What identifies the data this task reads now; recorded as the results' ``dataset_revision``.
@@ -77,8 +78,37 @@ class PluginRetrievalTask(AbsTaskRetrieval):
                 self.dataset.setdefault(hf_subset, {})[split] = self.load_split(hf_subset, split).to_mteb()
         self.data_loaded = True
 
-    def _evaluate_subset(self, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
-                         prediction_folder: Path | None = None, num_proc: int | None = None, **kwargs: Any) -> Any:
+    def check_cached_results(self, model_name: str, look_up: CacheLookup) -> tuple[TaskResult | None, Any]:
+        """Never report results computed on other data than the data this task reads now.
+
+        MTEB skips a task whose results file already holds every split, whatever data produced it. Before
+        its cache check, the task records what it reads (:meth:`pin_data_revision`); an existing result
+        with another revision stops the run with a message naming the flag that recomputes.
+        """
+        self.pin_data_revision()
+        existing, missing = look_up()
+        if existing is not None and existing.dataset_revision != self.metadata.revision:
+            raise DatasetError(
+                f"results of {self.metadata.name} for {model_name} were computed on other data (dataset revision "
+                f"{existing.dataset_revision!r}); this run reads {self.metadata.revision!r}. Recompute with "
+                "--overwrite-strategy always (overwrite_strategy='always'), or write to another --output-folder.")
+        return existing, missing
+
+    @classmethod
+    def write_result(cls, result: TaskResult, path: Path, stock_write: StockWrite) -> None:
+        """MTEB writes a result file in place, so a full disk or a kill leaves it cut off and the next run
+        stops on it, and a FIFO or a read-only file at its path is written into; here it goes through the
+        plugin's one safe writer (checked target, old file kept on failure), with the per-query scores
+        beside it (:mod:`airbench_mteb.data.per_query`)."""
+        from airbench_mteb.data.files import atomic_path
+        from airbench_mteb.data.per_query import write_kept
+
+        with atomic_path(path) as scratch:
+            stock_write(scratch)
+        write_kept(result.task_name, result.dataset_revision, path)
+
+    def evaluate_split(self, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
+                       prediction_folder: Path | None = None, num_proc: int | None = None, **kwargs: Any) -> Any:
         from airbench_mteb.models.embedding_cache import with_embedding_cache
         from airbench_mteb.tasks.closed_book import is_closed_book, retrieve_only
 
@@ -87,9 +117,9 @@ class PluginRetrievalTask(AbsTaskRetrieval):
         if is_closed_book(data_split):  # no qrels here (AIR-Bench test): rankings for the leaderboard, no scores
             return retrieve_only(self, model, data_split, hf_split=hf_split, hf_subset=hf_subset,
                                  encode_kwargs=encode_kwargs, prediction_folder=prediction_folder, num_proc=num_proc)
-        return super()._evaluate_subset(model, data_split, hf_split=hf_split, hf_subset=hf_subset,
-                                        encode_kwargs=encode_kwargs, prediction_folder=prediction_folder,
-                                        num_proc=num_proc, **kwargs)
+        return self.stock_evaluate_split(model, data_split, hf_split=hf_split, hf_subset=hf_subset,
+                                         encode_kwargs=encode_kwargs, prediction_folder=prediction_folder,
+                                         num_proc=num_proc, **kwargs)
 
     def query_scores(self, scores: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
                      results: Mapping[str, Mapping[str, float]], hf_subset: str) -> QueryScores:
@@ -111,8 +141,8 @@ class PluginRetrievalTask(AbsTaskRetrieval):
             return {}
         return interval_scores(kept.metrics, Resampling.from_setting(settings.ci, settings.ci_resamples))
 
-    def _save_task_predictions(self, predictions: Any, model: Any, prediction_folder: Path, hf_split: str,
-                               hf_subset: str) -> None:
+    def save_predictions(self, predictions: Any, model: Any, prediction_folder: Path, *, hf_split: str,
+                         hf_subset: str) -> None:
         """MTEB's prediction file, plus the fingerprint of the data the rankings come from.
 
         MTEB merges a split into whatever file is there; here rankings of another model or of other data
@@ -121,7 +151,7 @@ class PluginRetrievalTask(AbsTaskRetrieval):
         from airbench_mteb.data.files import atomic_write
         from airbench_mteb.data.predictions import Predictions, read_predictions
 
-        path = self._predictions_path(prediction_folder)
+        path = self.predictions_path(prediction_folder)
         meta = model.mteb_model_meta
         current = Predictions(path=path, task_name=self.metadata.name, model_name=meta.name, revision=meta.revision,
                               runs={}, dataset_revision=self.metadata.revision)

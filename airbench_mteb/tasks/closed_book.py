@@ -15,6 +15,7 @@ from typing import Any
 
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.models.rerankers import as_search_model
+from airbench_mteb.mteb_compat import HookedRetrievalTask
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ def is_closed_book(data_split: Any) -> bool:
     return not data_split["relevant_docs"]
 
 
-def _how_to_submit(task: Any, prediction_folder: Path | None) -> str:
+def _how_to_submit(task: HookedRetrievalTask, prediction_folder: Path | None) -> str:
     entry = getattr(task, "entry", None)
     if not isinstance(entry, AirBenchEntry) or entry.data_dir is not None:
         return "score it where its qrels are available"
@@ -36,7 +37,7 @@ def _how_to_submit(task: Any, prediction_folder: Path | None) -> str:
             "then upload the zip to the AIR-Bench leaderboard")
 
 
-def retrieve_only(task: Any, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
+def retrieve_only(task: HookedRetrievalTask, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
                   prediction_folder: Path | None = None, num_proc: int | None = None) -> dict[str, Any]:
     """Search every query of a split without qrels, save the rankings, and return a scores dict without scores.
 
@@ -52,9 +53,9 @@ def retrieve_only(task: Any, model: Any, data_split: Any, *, hf_split: str, hf_s
                    "encode_kwargs": encode_kwargs, "num_proc": num_proc}
         search.index(data_split["corpus"], **context)
         # max(k_values), or the depth convert_to_reranking asked for
-        results = search.search(queries, top_k=task._top_k, top_ranked=data_split["top_ranked"], **context)
-        task._save_task_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
-        saved = str(task._predictions_path(prediction_folder))
+        results = search.search(queries, top_k=task.search_depth, top_ranked=data_split["top_ranked"], **context)
+        task.save_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
+        saved = str(task.predictions_path(prediction_folder))
         kept = max((len(docs) for docs in results.values()), default=0)
     hint = _how_to_submit(task, prediction_folder)
     logger.warning("%s: no qrels here, so no scores; %s. Next: %s", where,

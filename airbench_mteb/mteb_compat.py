@@ -1,0 +1,259 @@
+"""The one door to mteb's private API: every name the plugin uses that mteb does not publish.
+
+MTEB has no plugin interface: its task, benchmark and model registries are module globals built at
+import, its retrieval evaluation and prediction files are private methods, and its results cache
+check and writer are not hooks. Everything of that kind the plugin relies on is reached here, by a
+named function or by :class:`HookedRetrievalTask`, and nowhere else; :data:`PRIVATE_NAMES` lists
+it, so a test (``tests/test_mteb_compat.py``) names the one that a new mteb release removed.
+
+Each use says the mteb versions it was checked on (setup.cfg pins ``mteb>=2.26,<2.27``; the
+installed version when written was 2.26.24). MTEB's own tasks never go through the plugin's code:
+the cache check and the writer are patched only to dispatch plugin tasks to their hooks.
+
+This module imports nothing from the plugin, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mteb.abstasks.retrieval import AbsTaskRetrieval
+
+if TYPE_CHECKING:
+    from mteb import AbsTask, Benchmark
+    from mteb.models import ModelMeta
+    from mteb.results import TaskResult
+
+_MARK = "_airbench_mteb"  # set on mteb functions this module replaced, so a second install is a no-op
+
+
+@dataclass(frozen=True)
+class PrivateName:
+    """One private mteb name the plugin relies on: ``module`` and the attribute path below it."""
+
+    module: str
+    attribute: str
+    on_instance: bool = False  # set in ``__init__``: looked up on a task instance, not on the class
+
+    def __str__(self) -> str:
+        return f"{self.module}.{self.attribute}"
+
+
+PRIVATE_NAMES: tuple[PrivateName, ...] = (
+    PrivateName("mteb.get_tasks", "_TASKS_REGISTRY"),
+    PrivateName("mteb.get_tasks", "TASK_LIST"),
+    PrivateName("mteb.benchmarks.get_benchmark", "_build_registry"),
+    PrivateName("mteb.models.model_implementations", "MODEL_REGISTRY"),
+    PrivateName("mteb.evaluate", "_check_cache"),
+    PrivateName("mteb.results.task_result", "TaskResult.to_disk"),
+    PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._evaluate_subset"),
+    PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._save_task_predictions"),
+    PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._predictions_path"),
+    PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._eval_splits"),
+    PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._top_k", on_instance=True),
+    PrivateName("mteb._create_dataloaders", "create_dataloader"),
+    PrivateName("mteb.cli.build_cli", "_add_run_parser"),
+    PrivateName("mteb.cli.build_cli", "_add_available_tasks_parser"),
+    PrivateName("mteb.cli.build_cli", "_add_available_benchmarks_parser"),
+)
+
+
+def missing_private_names(sample_task: AbsTaskRetrieval) -> list[str]:
+    """The names of :data:`PRIVATE_NAMES` the installed mteb lacks; instance attributes are looked up on
+    ``sample_task`` (any constructed retrieval task)."""
+    return [str(name) for name in PRIVATE_NAMES if not _exists(name, sample_task)]
+
+
+def _exists(name: PrivateName, sample_task: AbsTaskRetrieval) -> bool:
+    if name.on_instance:
+        return hasattr(sample_task, name.attribute.rsplit(".", 1)[-1])
+    try:
+        functools.reduce(getattr, name.attribute.split("."), importlib.import_module(name.module))
+    except (ImportError, AttributeError):
+        return False
+    return True
+
+
+# --- registries (mteb 2.26.x, checked on 2.26.24) -----------------------------------------------
+
+def _tasks_module() -> Any:
+    return importlib.import_module("mteb.get_tasks")
+
+
+def registered_task(name: str) -> type[AbsTask] | None:
+    """The task class mteb knows under ``name`` (``mteb.get_tasks._TASKS_REGISTRY``), or None."""
+    return _tasks_module()._TASKS_REGISTRY.get(name)
+
+
+def add_task_classes(task_classes: Sequence[type[AbsTask]]) -> None:
+    """Put task classes into mteb's name registry and its task list (a class replaces one of its name)."""
+    tasks_module = _tasks_module()
+    registry: dict[str, type[AbsTask]] = tasks_module._TASKS_REGISTRY
+    for cls in task_classes:
+        registry[cls.metadata.name] = cls
+    kept = tuple(c for c in tasks_module.TASK_LIST if registry.get(c.metadata.name) is c)
+    tasks_module.TASK_LIST = (*kept, *(c for c in task_classes if c not in kept))
+
+
+def join_benchmark_lookup(make_benchmarks: Callable[[], Iterable[Benchmark]]) -> None:
+    """Make mteb's benchmark lookup (``mteb.benchmarks.get_benchmark._build_registry``) also return the
+    benchmarks ``make_benchmarks`` builds, built on the first lookup as mteb builds its own."""
+    lookup = importlib.import_module("mteb.benchmarks.get_benchmark")
+    build_registry = lookup._build_registry
+    if getattr(build_registry, _MARK, False):
+        return
+
+    @functools.cache
+    def with_plugin_benchmarks() -> dict[str, Benchmark]:
+        return {**build_registry(), **{b.name: b for b in make_benchmarks()}}
+
+    setattr(with_plugin_benchmarks, _MARK, True)
+    lookup._build_registry = with_plugin_benchmarks
+
+
+def add_model_metas(metas: Iterable[ModelMeta]) -> None:
+    """Put model metas into mteb's model registry (``mteb.models.model_implementations.MODEL_REGISTRY``)."""
+    from mteb.models.model_implementations import MODEL_REGISTRY
+
+    for meta in metas:
+        MODEL_REGISTRY[meta.name] = meta
+
+
+# --- plugin retrieval tasks (mteb 2.26.x, checked on 2.26.24) -----------------------------------
+
+CacheLookup = Callable[[], "tuple[TaskResult | None, Any]"]
+StockWrite = Callable[[Path], None]
+
+
+class HookedRetrievalTask(AbsTaskRetrieval):
+    """An ``AbsTaskRetrieval`` whose private steps call public hooks a subclass overrides.
+
+    Every hook does what stock mteb does until overridden; only instances of this class reach the
+    plugin's results cache check and writer (:func:`install_result_hooks`).
+    """
+
+    def _evaluate_subset(self, model: Any, data_split: Any, **kwargs: Any) -> Any:
+        return self.evaluate_split(model, data_split, **kwargs)
+
+    def _save_task_predictions(self, predictions: Any, model: Any, prediction_folder: Path, hf_split: str,
+                               hf_subset: str) -> None:
+        self.save_predictions(predictions, model, prediction_folder, hf_split=hf_split, hf_subset=hf_subset)
+
+    def evaluate_split(self, model: Any, data_split: Any, **kwargs: Any) -> Any:
+        """Score one split and subset; keyword arguments as mteb passes them (``hf_split``, ``hf_subset``,
+        ``encode_kwargs``, ``prediction_folder``, ``num_proc``, ...)."""
+        return self.stock_evaluate_split(model, data_split, **kwargs)
+
+    def stock_evaluate_split(self, model: Any, data_split: Any, **kwargs: Any) -> Any:
+        """MTEB's own retrieval evaluation of one split and subset."""
+        return super()._evaluate_subset(model, data_split, **kwargs)
+
+    def save_predictions(self, predictions: Any, model: Any, prediction_folder: Path, *, hf_split: str,
+                         hf_subset: str) -> None:
+        """Write the rankings of one split and subset into :meth:`predictions_path`."""
+        super()._save_task_predictions(predictions, model, prediction_folder, hf_split=hf_split,
+                                       hf_subset=hf_subset)
+
+    def predictions_path(self, prediction_folder: Path) -> Path:
+        """Where mteb keeps this task's rankings under ``prediction_folder``."""
+        return Path(self._predictions_path(prediction_folder))
+
+    @property
+    def search_depth(self) -> int:
+        """How many documents per query mteb's search keeps (``max(k_values)``, or a re-ranking's depth)."""
+        return int(self._top_k)
+
+    @property
+    def requested_splits(self) -> Sequence[str] | None:
+        """The splits a run asked for (mteb's filter), or None when it asked for none in particular."""
+        return self._eval_splits
+
+    @requested_splits.setter
+    def requested_splits(self, splits: Sequence[str] | None) -> None:
+        self._eval_splits = splits
+
+    def check_cached_results(self, model_name: str, look_up: CacheLookup) -> tuple[TaskResult | None, Any]:
+        """MTEB's results cache check for this task: ``look_up()`` is mteb's own, returning the existing
+        result (or None) and the splits still to compute."""
+        return look_up()
+
+    @classmethod
+    def write_result(cls, result: TaskResult, path: Path, stock_write: StockWrite) -> None:
+        """Write ``result`` of this task to ``path``; ``stock_write(target)`` is mteb's own writer."""
+        stock_write(path)
+
+
+def _is_hooked(task_class: object) -> bool:
+    return isinstance(task_class, type) and issubclass(task_class, HookedRetrievalTask)
+
+
+def install_result_hooks() -> None:
+    """Route mteb's results cache check and results writer of plugin tasks to their hooks (idempotent).
+
+    A task of mteb's own goes through mteb's functions with the same arguments and nothing else.
+    """
+    _route_cache_check()
+    _route_result_writer()
+
+
+def _route_cache_check() -> None:
+    # mteb.evaluate._check_cache(task, meta, cache, overwrite_strategy): mteb 2.26.x, checked on 2.26.24
+    evaluate_module = importlib.import_module("mteb.evaluate")
+    stock = evaluate_module._check_cache
+    if getattr(stock, _MARK, False):
+        return
+
+    @functools.wraps(stock)
+    def check_cache(task: AbsTask, meta: ModelMeta, cache: Any, overwrite_strategy: Any) -> tuple[Any, Any]:
+        if not isinstance(task, HookedRetrievalTask):
+            return stock(task, meta, cache, overwrite_strategy)
+        return task.check_cached_results(str(meta.name), lambda: stock(task, meta, cache, overwrite_strategy))
+
+    setattr(check_cache, _MARK, True)
+    evaluate_module._check_cache = check_cache
+
+
+def _route_result_writer() -> None:
+    # TaskResult.to_disk(self, path): mteb 2.26.x, checked on 2.26.24; the task is found by its registered name
+    from mteb.results.task_result import TaskResult
+
+    stock = TaskResult.to_disk
+    if getattr(stock, _MARK, False):
+        return
+
+    @functools.wraps(stock)
+    def to_disk(self: TaskResult, path: Path) -> None:
+        owner = registered_task(self.task_name)
+        if _is_hooked(owner):
+            owner.write_result(self, Path(path), lambda target: stock(self, target))  # type: ignore[union-attr]
+        else:
+            stock(self, path)
+
+    setattr(to_disk, _MARK, True)
+    TaskResult.to_disk = to_disk  # type: ignore[method-assign]
+
+
+# --- encoding and the command line (mteb 2.26.x, checked on 2.26.24) ----------------------------
+
+def create_dataloader(dataset: Any, *, task_metadata: Any, prompt_type: Any, batch_size: int) -> Any:
+    """MTEB's own batching of a dataset for ``encode`` (``mteb._create_dataloaders.create_dataloader``)."""
+    from mteb._create_dataloaders import create_dataloader as mteb_create_dataloader
+
+    return mteb_create_dataloader(dataset, task_metadata=task_metadata, prompt_type=prompt_type,
+                                  batch_size=batch_size)
+
+
+def add_mteb_cli_parsers(subparsers: argparse._SubParsersAction) -> None:
+    """Add mteb's own ``run``, ``available-tasks`` and ``available-benchmarks`` parsers
+    (``mteb.cli.build_cli._add_*_parser``) to ``subparsers``."""
+    from mteb.cli import build_cli
+
+    build_cli._add_run_parser(subparsers)
+    build_cli._add_available_tasks_parser(subparsers)
+    build_cli._add_available_benchmarks_parser(subparsers)
