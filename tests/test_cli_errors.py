@@ -184,6 +184,7 @@ def test_command_misuse_is_one_line_with_exit_2_not_a_systemexit(argv: list[str]
     (["report", "--plot", "heatmap", "--out", "OUT"], "(--predictions)"),
     (["compare", "--predictions", "OUT", "--out", "OUT", "--depth", "1"], "--depth must be at least 2"),
     (["score-submission", "no-such.zip", "--output", "OUT"], "--output names the JSON file to write"),
+    (["package-submission", "--predictions", "OUT", "--out", "FILE"], "(--out) is a file, not a folder"),
 ])
 def test_a_missing_or_contradicting_option_is_an_option_error_in_one_line(
         argv: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -191,7 +192,9 @@ def test_a_missing_or_contradicting_option_is_an_option_error_in_one_line(
     from airbench_mteb.data.errors import OptionError
 
     (tmp_path / "out").mkdir()
-    argv = [str(tmp_path / "out") if arg == "OUT" else arg for arg in argv]
+    (tmp_path / "file").write_text("")
+    paths = {"OUT": str(tmp_path / "out"), "FILE": str(tmp_path / "file")}
+    argv = [paths.get(arg, arg) for arg in argv]
     args = build_parser().parse_args(argv)
     with pytest.raises(OptionError, match=re.escape(named)):  # not a data error nor a setting
         args.func(args)

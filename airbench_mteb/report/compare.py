@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write, read_json
 from airbench_mteb.data.predictions import (
     PREDICTIONS_SUFFIX,
@@ -112,9 +112,9 @@ def compare_predictions(models: Sequence[ModelPredictions], split: str = "test",
     ``resampling`` (e.g. :func:`airbench_mteb.metrics.resampling.configured_resampling`) their uncertainty too."""
     names = [m.model for m in models]
     if len(set(names)) != len(names):
-        raise DatasetError(f"the same model appears twice among the prediction folders: {names}")
+        raise OptionError(f"the same model appears twice among the prediction folders (--predictions): {names}")
     if len(models) < 2:
-        raise DatasetError(f"comparing needs the predictions of at least two models, got {names}")
+        raise OptionError(f"comparing needs the predictions of at least two models (--predictions), got {names}")
     notes: list[str] = []
     matrices: dict[str, dict[str, PairwiseComparison]] = {}
     for task in sorted({t for m in models for t in m.tasks}):

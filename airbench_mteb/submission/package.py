@@ -105,17 +105,18 @@ def package_submission(predictions: Path, out: Path, *, model_name: str | None =
     ``top_k`` defaults to 1,000 results per query for a retriever and 100 after a reranker; each member
     records it and the data fingerprint its rankings were computed on. ``dev_only`` packages the dev
     rankings only (a package for checking, not for the leaderboard, which scores test). Raises
+    :class:`OptionError` for an ``out`` that is a file or an existing zip (unless ``overwrite``), and
     :class:`DatasetError` for anything the leaderboard would read otherwise than ``mteb run`` scored
     (see :mod:`airbench_mteb.submission.validate`), rankings of other data, mixed models or versions,
-    non-AIR-Bench tasks, or an existing zip (unless ``overwrite``).
+    or non-AIR-Bench tasks.
     """
     if out.exists() and not out.is_dir():
-        raise DatasetError("the output folder of the zip (--out) is a file, not a folder", path=out)
+        raise OptionError(f"{out}: the output folder of the zip (--out) is a file, not a folder")
     files = submission_files(predictions, model_name=model_name, reranker_name=reranker_name, top_k=top_k,
                              dev_only=dev_only)
     target = out / f"{files[0].model_name}_{files[0].reranker_name}.zip"
     if target.exists() and not overwrite:
-        raise DatasetError("the package already exists; pass overwrite (--overwrite) to replace it", path=target)
+        raise OptionError(f"{target}: the package already exists; pass overwrite (--overwrite) to replace it")
     with atomic_write(target, "wb") as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in files:
             archive.writestr(file.member_path, file.to_json())
