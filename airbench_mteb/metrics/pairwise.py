@@ -12,7 +12,7 @@ so a hit at rank 1 scores ``n``, a hit at the last rank ``0`` and a miss ``-1``.
     SSCI = 1/Q * sum_q |m1_q - m2_q| / n      (0 = same understanding; up to (n + 1) / n)
     RCCI = 1/Q * sum_q (m1_q - m2_q) / n      (> 0: model 1 retrieves better; < 0: model 2)
 
-The functions take the seed's matrices ``R1``/``R2`` (Q x (n + 1)); :func:`rank_matrix` builds
+The functions take the IRSC paper's matrices ``R1``/``R2`` (Q x (n + 1), section 3.3); :func:`rank_matrix` builds
 them from a run and qrels, and :func:`compare_runs` gives every pair of N models at once.
 """
 
