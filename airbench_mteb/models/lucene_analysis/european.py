@@ -263,9 +263,9 @@ def russian_terms(text: str) -> list[str]:
 # --- Indonesian ----------------------------------------------------------------------------------------
 
 _VOWELS = frozenset("aeiou")
-# Flags: which prefix went, since a prefix rules out some suffixes (and the other way round).
+# Which prefix went: a removed prefix rules out some suffixes.
 _MENG, _PENG, _DI, _TER, _KE, _BER, _PE = "meng", "peng", "di", "ter", "ke", "ber", "pe"
-# First-order prefixes: (prefix, the letter after it must be a vowel, letters kept from its end, flag).
+# First-order prefixes, first match wins: (prefix, only before a vowel, the letter left in its place, flag).
 # "meny"+vowel and "pen"+vowel keep a consonant: menyapu -> sapu, penulis -> tulis.
 _FIRST_ORDER = (
     ("meng", False, "", _MENG), ("meny", True, "s", _MENG), ("men", False, "", _MENG),

@@ -197,6 +197,7 @@ def _bengali_visarga(chars: list[str], i: int) -> None:
         del chars[i]
 
 
+# Spelled with the one-code-point yya (U+09DF): Indic normalisation has composed ya + nukta before stemming.
 _BENGALI_SUFFIXES = tuple(tuple(group.split()) for group in (
     "িয়াছিলাম িতেছিলাম িতেছিলেন ইতেছিলেন িয়াছিলেন ইয়াছিলেন",
     "িতেছিলি িতেছিলে িয়াছিলা িয়াছিলে িতেছিলা িয়াছিলি য়েদেরকে",
