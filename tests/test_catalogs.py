@@ -24,6 +24,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.tasks.airbench import airbench_task_classes, make_task_class
 from airbench_mteb.tasks.cocktail import user_task_class
 from airbench_mteb.tasks.irsc import read_manifest
+from tests.catalog_counts import AIRBENCH_DATASETS, PACKAGED_TASKS
 from tests.conftest import SHARED_DATA
 
 BIN = Path(sys.executable).parent
@@ -31,7 +32,6 @@ NFCORPUS = SHARED_DATA / "cocktail" / "nfcorpus"
 LLM = "llama-2-7b-chat-tmp0.2"
 QUERIES = ("PLAIN-2", "PLAIN-12", "PLAIN-23")
 UNJUDGED = ("MED-4555", "MED-4560", "MED-4427", "MED-4666", "MED-4639")
-PLUGIN_TASKS = 97 + 16 + 5
 
 
 def _packaged_text(name: str) -> str:
@@ -60,6 +60,11 @@ def test_a_bad_field_in_a_packaged_catalog_names_file_entry_and_field() -> None:
     cocktail["datasets"][0]["eval_split"] = ["test"]  # a misspelt field is not silently ignored
     with pytest.raises(DatasetError, match=r"entry 1 \(CocktailMSMARCO\) is malformed: field 'eval_split'"):
         read_catalog(CocktailEntry, json.dumps(cocktail), "cocktail.json")
+    cocktail = json.loads(_packaged_text("cocktail.json"))
+    del cocktail["datasets"][4]["dev_queries"]  # NFCorpus evaluates a dev split too: its size is needed
+    with pytest.raises(DatasetError, match=r"entry 5 \(CocktailNFCorpus\) is malformed: eval_splits \['dev', 'test'\] "
+                                           r"must be the paper's split \('test'\) plus 'dev' exactly when dev_queries"):
+        read_catalog(CocktailEntry, json.dumps(cocktail), "cocktail.json")
 
     irsc = json.loads(_packaged_text("irsc.json"))
     irsc["sources"][2]["lang"] = "fr"
@@ -68,7 +73,7 @@ def test_a_bad_field_in_a_packaged_catalog_names_file_entry_and_field() -> None:
 
 
 def test_the_licence_of_a_task_comes_from_its_entry() -> None:
-    assert {cls.metadata.license for cls in airbench_task_classes()[:97]} == {"cc-by-nc-sa-4.0"}
+    assert {cls.metadata.license for cls in airbench_task_classes()[:AIRBENCH_DATASETS]} == {"cc-by-nc-sa-4.0"}
     entry = packaged_airbench_entries()[0].model_copy(update={"license": "cc-by-4.0"})
     assert make_task_class(entry).metadata.license == "cc-by-4.0"
     assert irsc_catalog().license == "not specified"
@@ -146,7 +151,7 @@ def test_one_broken_entry_per_family_leaves_every_other_task_registered(tmp_path
     done = _run([sys.executable, "-c", code], catalog)
     assert done.returncode == 0, done.stderr[-3000:]
     names, count = done.stdout.splitlines()
-    assert sorted(json.loads(names)) == sorted(wanted) and int(count) == PLUGIN_TASKS + len(wanted)
+    assert sorted(json.loads(names)) == sorted(wanted) and int(count) == PACKAGED_TASKS + len(wanted)
     skipped = [line for line in done.stderr.splitlines() if "airbench-mteb: skipped" in line]
     assert len(skipped) == 4 and all(str(catalog) in line for line in skipped), done.stderr
     for number, reason in ((2, "field 'task_type'"), (4, "is missing"), (6, "unknown family 'beir'"),

@@ -21,6 +21,7 @@ from airbench_mteb.catalog.airbench import AirBenchEntry
 from airbench_mteb.catalog.packaged import benchmark_names
 from airbench_mteb.catalog.user import user_catalog
 from airbench_mteb.data.airbench_source import split_files
+from tests.catalog_counts import AIRBENCH_DATASETS, PACKAGED_TASKS, airbench_benchmark_sizes
 from tests.test_catalogs import cocktail_folder, irsc_build
 
 BUILT_IN = "AIR-Bench_24.05_qa_news_en"
@@ -61,7 +62,7 @@ def test_register_dataset_refuses_an_official_version(version: str, catalog: Pat
     assert f"version {version!r} is an official AIR-Bench release" in err and "catalog_entry.json" in err
     assert len(err.strip().splitlines()) == 1
     assert not catalog.exists()
-    assert len(airbench_entries()) == 97
+    assert len(airbench_entries()) == AIRBENCH_DATASETS
 
 
 def test_official_benchmarks_keep_their_tasks_whatever_the_user_catalog_holds(tmp_path: Path) -> None:
@@ -70,15 +71,16 @@ def test_official_benchmarks_keep_their_tasks_whatever_the_user_catalog_holds(tm
     datasets = [dict(_entry(version, domain="cooking"), data_dir=str(tmp_path))
                 for version in ("AIR-Bench_24.05", "AIR-Bench_24.04", "custom")]
     catalog.write_text(json.dumps({"datasets": datasets}))
+    expected = airbench_benchmark_sizes()  # the packaged entries only
     code = ("import json, mteb; "
-            "names = ['AIR-Bench_24.05', 'AIR-Bench_24.05_qa', 'AIR-Bench_24.04', 'AIR-Bench_24.04_qa']; "
+            f"names = {sorted(expected)!r}; "
             "print(json.dumps({n: len(mteb.get_benchmark(n).tasks) for n in names})); "
             "print(json.dumps([t.metadata.name for t in mteb.get_tasks(tasks=['custom_qa_cooking_en'])]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "AIRBENCH_MTEB_CATALOG": str(catalog)})
     assert done.returncode == 0, done.stderr[-2000:]
     sizes, custom = map(json.loads, done.stdout.splitlines())
-    assert sizes == {"AIR-Bench_24.05": 69, "AIR-Bench_24.05_qa": 54, "AIR-Bench_24.04": 28, "AIR-Bench_24.04_qa": 13}
+    assert sizes == expected
     assert custom == ["custom_qa_cooking_en"]
     for number, version in ((1, "AIR-Bench_24.05"), (2, "AIR-Bench_24.04")):
         assert f"skipped entry {number} of {catalog} ({version}_qa_cooking_en): version {version!r} is an " \
@@ -174,7 +176,7 @@ def test_broken_user_entries_are_skipped_with_a_warning_naming_them(catalog: Pat
     assert any(f"entry 2 of {catalog}" in m and f"{BUILT_IN!r} is the name of a built-in AIR-Bench task" in m
                for m in messages), messages
     assert any(f"entry 3 of {catalog}" in m and "official AIR-Bench release" in m for m in messages), messages
-    assert len(names) == 98 and names[-1] == "custom_qa_news_en" and names.count(BUILT_IN) == 1
+    assert len(names) == AIRBENCH_DATASETS + 1 and names[-1] == "custom_qa_news_en" and names.count(BUILT_IN) == 1
     built_in = next(e for e in airbench_entries() if e.task_name == BUILT_IN)
     assert built_in.data_dir is None  # the packaged entry, not the user's
     assert not user_catalog().cocktail
@@ -184,7 +186,7 @@ def test_broken_user_entries_are_skipped_with_a_warning_naming_them(catalog: Pat
 def test_an_unreadable_user_catalog_leaves_the_packaged_tasks_with_a_warning(catalog: Path, catalog_text: str) -> None:
     catalog.write_text(catalog_text, errors="surrogateescape")
     with pytest.warns(UserWarning, match=rf"none of the datasets in the user catalog is registered: .*{catalog.name}"):
-        assert len(airbench_entries()) == 97
+        assert len(airbench_entries()) == AIRBENCH_DATASETS
 
 
 def test_import_mteb_registers_every_plugin_task_despite_broken_user_entries(tmp_path: Path) -> None:
@@ -197,8 +199,8 @@ def test_import_mteb_registers_every_plugin_task_despite_broken_user_entries(tmp
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     count, data_dir = done.stdout.split()
-    # 97 AIR-Bench + 16 co*cktail + 5 IRSC built-in tasks, plus the user's one good entry
-    assert int(count) == 119 and data_dir == "None"
+    # every packaged task, plus the user's one good entry
+    assert int(count) == PACKAGED_TASKS + 1 and data_dir == "None"
     assert str(catalog) in done.stderr
 
 
