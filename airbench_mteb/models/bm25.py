@@ -1,11 +1,16 @@
-"""BM25 baseline as an MTEB search model: Lucene-scored Okapi BM25 over language-aware index terms, streamed from Arrow."""
+"""BM25 baselines as MTEB search models: Lucene-scored Okapi BM25 over language-aware index terms, streamed from Arrow.
+
+``airbench-mteb/bm25`` analyses text as Pyserini's ``--language`` does (:mod:`airbench_mteb.models.lucene_analysis`),
+so its numbers are comparable with the AIR-Bench leaderboard's BM25; ``airbench-mteb/bm25-words`` analyses
+Chinese, Japanese and Korean into words with real segmenters (:mod:`airbench_mteb.models.segmenters`).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +20,9 @@ import pyarrow.compute as pc
 from mteb.models import ModelMeta
 from tqdm.auto import tqdm
 
+from airbench_mteb.models import segmenters
 from airbench_mteb.models.bm25_index import BM25Index
-from airbench_mteb.models.segmenters import CJK_LANGUAGES, LATIN_ANALYSIS, analyzer
+from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -24,17 +30,32 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 BM25 = "airbench-mteb/bm25"
+BM25_WORDS = "airbench-mteb/bm25-words"
+LUCENE, WORDS = "lucene", "words"  # the two analyses
 # Bump when tokenisation or scoring changes, so results of different analyses are not mixed.
-REVISION = "1"
+REVISION = "2"
+WORDS_REVISION = "1"
 # Anserini's defaults: AIR-Bench reports Pyserini's BM25 (AIR-Bench, arXiv 2412.13102); co*cktail (arXiv 2405.16546) names
 # BM25 (Robertson et al., 2009) without parameters.
 K1 = 0.9
 B = 0.4
 
 
+Terms = Callable[[str], list[str]]
+
+
+def analysis_terms(analysis: str, languages: tuple[str, ...]) -> Terms:
+    """The index-term function of an analysis (``lucene`` or ``words``) for a subset's languages."""
+    if analysis == LUCENE:
+        return analyzer_for(languages)
+    if analysis == WORDS:
+        return segmenters.analyzer(languages).terms
+    raise ValueError(f"BM25: unknown analysis {analysis!r}; expected {LUCENE!r} or {WORDS!r}")
+
+
 @dataclass
 class _Index:
-    languages: tuple[str, ...]
+    terms: Terms
     doc_ids: pa.ChunkedArray  # corpus order; Arrow strings, not Python objects
     index: BM25Index
 
@@ -43,19 +64,21 @@ class BM25Search:
     """Okapi BM25 with Lucene's IDF, ``log(1 + (N - df + 0.5) / (df + 0.5))``, and term weight
     ``tf / (tf + k1 * (1 - b + b * dl / avgdl))`` summed over the query terms (repeats count).
 
-    Implements MTEB's ``SearchProtocol``. Terms come from :mod:`airbench_mteb.models.segmenters`
-    for the languages of the evaluated subset. The corpus is read in batches (an Arrow corpus stays
+    Implements MTEB's ``SearchProtocol``. Terms come from the ``analysis`` (``lucene``: Pyserini's Lucene
+    analyzers; ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read in batches (an Arrow corpus stays
     memory-mapped) into a numpy index (:class:`~airbench_mteb.models.bm25_index.BM25Index`). The
-    ``max_indexes`` most recent indexes are kept, keyed by the corpus content and the languages, so a
+    ``max_indexes`` most recent indexes are kept, keyed by the corpus content, the analysis and the languages, so a
     corpus shared by splits, subsets, tasks or settings is indexed once. Only documents sharing a term
     with the query are returned (ties broken by corpus order); for reranking, every candidate of
     ``top_ranked`` is scored.
     """
 
     def __init__(self, model_name: str = BM25, revision: str | None = None, *, k1: float = K1, b: float = B,
-                 max_indexes: int = 4, device: str | None = None) -> None:
+                 max_indexes: int = 4, analysis: str = LUCENE, device: str | None = None) -> None:
         if k1 < 0 or not 0 <= b <= 1 or max_indexes < 1:
             raise ValueError(f"BM25 needs k1 >= 0, 0 <= b <= 1 and max_indexes >= 1; got {k1=}, {b=}, {max_indexes=}")
+        analysis_terms(analysis, ())  # fails early on an unknown analysis
+        self.analysis = analysis
         self.k1 = k1
         self.b = b
         self.max_indexes = max_indexes
@@ -67,7 +90,7 @@ class BM25Search:
               encode_kwargs: Any, num_proc: int | None = None, **kwargs: Any) -> None:
         languages = subset_languages(task_metadata, hf_subset)
         show_progress = _show_progress(encode_kwargs)
-        key = _content_key(languages, corpus)
+        key = _content_key((self.analysis, *languages), corpus)
         if key in self._indexes:
             self._indexes.move_to_end(key)
             logger.info("BM25: reusing the index of this corpus (%d documents)", len(corpus))
@@ -83,7 +106,7 @@ class BM25Search:
         current = self._current
         if current is None:
             raise RuntimeError("BM25Search.search called before index()")
-        terms = analyzer(current.languages).terms
+        terms = current.terms
         results: dict[str, dict[str, float]] = {}
         for query_id, text in tqdm(zip(queries["id"], queries["text"], strict=True), total=len(queries),
                                    desc="BM25 search", unit="query", leave=False,
@@ -99,7 +122,7 @@ class BM25Search:
         return results
 
     def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool) -> _Index:
-        terms = analyzer(languages).terms
+        terms = analysis_terms(self.analysis, languages)
         doc_ids = pa.chunked_array([pc.cast(batch["id"], pa.string()) for batch in _arrow_batches(corpus)],
                                    type=pa.string())
         if pc.count_distinct(doc_ids).as_py() != len(doc_ids):
@@ -111,7 +134,7 @@ class BM25Search:
         self.index_builds += 1
         logger.info("BM25: indexed %d documents, %d terms, %.1f MB of index", index.num_documents,
                     len(index.vocabulary), index.nbytes / 1e6)
-        return _Index(languages, doc_ids, index)
+        return _Index(terms, doc_ids, index)
 
 
 _BATCH_ROWS = 4096
@@ -154,10 +177,10 @@ def _document_texts(batch: pa.RecordBatch) -> list[str]:
     return [f"{title} {text}" if title else text for title, text in zip(titles, texts, strict=True)]
 
 
-def _content_key(languages: tuple[str, ...], corpus: Any) -> str:
-    """A hash of the languages and every document's id, title and text, read batch by batch."""
+def _content_key(labels: tuple[str, ...], corpus: Any) -> str:
+    """A hash of the labels (analysis, languages) and every document's id, title and text, read batch by batch."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update("\x1f".join(languages).encode())
+    digest.update("\x1f".join(labels).encode())
     for batch in _arrow_batches(corpus):
         ids = pc.cast(batch.column("id"), pa.string()).to_pylist()
         for doc_id, text in zip(ids, _document_texts(batch), strict=True):
@@ -207,20 +230,35 @@ _CITATION = r"""
 
 _SCRIPTS = {"cmn": ["Hans", "Hant"], "zho": ["Hans", "Hant"], "yue": ["Hant"], "jpn": ["Jpan"], "kor": ["Hang"],
             "rus": ["Cyrl"], "ara": ["Arab"], "arb": ["Arab"], "fas": ["Arab"], "pes": ["Arab"], "hye": ["Armn"],
-            "ell": ["Grek"], "hin": ["Deva"], "nep": ["Deva"], "tam": ["Taml"], "yid": ["Hebr"], "srp": ["Cyrl"]}
+            "ell": ["Grek"], "hin": ["Deva"], "nep": ["Deva"], "tam": ["Taml"], "yid": ["Hebr"], "srp": ["Cyrl"],
+            "ben": ["Beng"]}
+
+
+def _with_scripts(codes: object) -> list[str]:
+    return sorted(f"{code}-{script}" for code in codes for script in _SCRIPTS.get(code, ["Latn"]))
 
 
 def bm25_model_meta() -> ModelMeta:
-    """The ``airbench-mteb/bm25`` alias: BM25 (k1=0.9, b=0.4) with language-aware tokenisation."""
-    languages = sorted(f"{code}-{script}" for code in (*LATIN_ANALYSIS, *CJK_LANGUAGES)
-                       for script in _SCRIPTS.get(code, ["Latn"]))
+    """The ``airbench-mteb/bm25`` alias: BM25 (k1=0.9, b=0.4) analysed as Pyserini's Lucene analyzers do."""
+    languages = _with_scripts(code for code, iso1 in ISO_639_1.items() if iso1 in LUCENE_LANGUAGES)
+    return _model_meta(BM25, REVISION, languages, {})
+
+
+def bm25_words_model_meta() -> ModelMeta:
+    """The ``airbench-mteb/bm25-words`` alias: BM25 (k1=0.9, b=0.4) over words from real segmenters."""
+    languages = _with_scripts((*segmenters.LATIN_ANALYSIS, *segmenters.CJK_LANGUAGES))
+    return _model_meta(BM25_WORDS, WORDS_REVISION, languages, {"analysis": WORDS})
+
+
+def _model_meta(name: str, revision: str, languages: list[str], loader_kwargs: dict[str, Any]) -> ModelMeta:
     return ModelMeta(
         loader=BM25Search,
-        name=BM25,
+        loader_kwargs=loader_kwargs,
+        name=name,
         model_type=["sparse"],
         languages=languages,
         open_weights=True,
-        revision=REVISION,
+        revision=revision,
         release_date="2026-11-22",
         n_parameters=0,
         n_embedding_parameters=0,

@@ -2,7 +2,10 @@
 
 The index is term-major (CSC): for each term, the documents that contain it and their precomputed
 weight ``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with Lucene's
-``idf(t) = log(1 + (N - df + 0.5) / (df + 0.5))`` (as ``bm25s``' "lucene" method and Anserini).
+``idf(t) = log(1 + (N - df + 0.5) / (df + 0.5))`` (as ``bm25s``' "lucene" method and Anserini). As in
+Lucene's BM25Similarity, ``dl`` is the document's length as its one-byte norm stores it (exact below 24,
+then 4 significant bits: see :func:`lucene_length`), while ``avgdl`` is exact; ``N`` and ``avgdl`` count
+only documents with at least one term (Lucene's per-field document count).
 
 Memory: while building, 6 bytes per (document, distinct term) pair and 8 per document, plus one batch
 of tokens; the finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the
@@ -17,6 +20,21 @@ from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
+
+# Lucene's SmallFloat.intToByte4: byte values below 24 hold the length itself, the rest a 4-bit float.
+_EXACT_LENGTHS = 24
+
+
+def lucene_length(lengths: np.ndarray) -> np.ndarray:
+    """Document lengths as Lucene's norm byte keeps them: ``24 + x`` with ``x`` truncated to its 4 most
+    significant bits (exact while ``x < 16``)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    excess = np.maximum(lengths - _EXACT_LENGTHS, 0)
+    bits = np.zeros_like(excess)
+    nonzero = excess > 0
+    bits[nonzero] = np.floor(np.log2(excess[nonzero])).astype(np.int64) + 1  # bit length
+    shift = np.maximum(bits - 4, 0)
+    return np.where(lengths < _EXACT_LENGTHS, lengths, _EXACT_LENGTHS + ((excess >> shift) << shift))
 
 
 @dataclass
@@ -62,6 +80,7 @@ class BM25Index:
             ids = [[vocabulary.setdefault(term, len(vocabulary)) for term in doc] for doc in batch]
             pending.append(_BatchPairs.of(ids))
         n_docs = sum(len(p.lengths) for p in pending)
+        n_scored = sum(int(np.count_nonzero(p.lengths)) for p in pending)  # Lucene's docCount
         df = np.zeros(len(vocabulary), dtype=np.int64)
         for pairs in pending:
             df += np.bincount(pairs.terms, minlength=len(vocabulary))
@@ -70,15 +89,16 @@ class BM25Index:
         weights = np.empty(indptr[-1], dtype=np.float32)
         if not indptr[-1]:
             return cls(vocabulary, indptr, documents, weights, n_docs)
-        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5)).astype(np.float32)
-        avgdl = sum(float(p.lengths.sum()) for p in pending) / n_docs
+        idf = np.log1p((n_scored - df + 0.5) / (df + 0.5)).astype(np.float32)
+        avgdl = sum(float(p.lengths.sum()) for p in pending) / n_scored
         cursor = indptr[:-1].copy()  # next free entry of each term
         first_doc = 0
         while pending:
             pairs = pending.pop(0)
             docs = np.repeat(np.arange(first_doc, first_doc + len(pairs.lengths), dtype=np.int32), pairs.distinct)
             tf = pairs.counts.astype(np.float32)
-            norm = np.float32(k1) * (np.float32(1 - b) + np.float32(b) * pairs.lengths.astype(np.float32) / np.float32(avgdl))
+            dl = lucene_length(pairs.lengths).astype(np.float32)
+            norm = np.float32(k1) * (np.float32(1 - b) + np.float32(b) * dl / np.float32(avgdl))
             weight = idf[pairs.terms] * tf / (tf + np.repeat(norm, pairs.distinct))
             order = np.argsort(pairs.terms, kind="stable")  # by term, documents ascending within a term
             terms = pairs.terms[order]

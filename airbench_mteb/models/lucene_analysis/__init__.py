@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 
-from airbench_mteb.models.lucene_analysis import arabic, cjk, english, european, indic
+from airbench_mteb.models.lucene_analysis import arabic, cjk, english, european, indic, japanese
 from airbench_mteb.models.lucene_analysis.filters import lowercase
 from airbench_mteb.models.lucene_analysis.tokenizer import Token, standard_tokens
 
 Analyzer = Callable[[str], list[str]]
 
 ANALYZERS: dict[str, Analyzer] = {**english.ANALYZERS, **cjk.ANALYZERS, **european.ANALYZERS, **arabic.ANALYZERS,
-                                  **indic.ANALYZERS}
+                                  **indic.ANALYZERS, **japanese.ANALYZERS}
 
 # AIR-Bench's 13 languages, by ISO 639-1 code.
 LUCENE_LANGUAGES = ("en", "zh", "es", "fr", "de", "ru", "ja", "ko", "ar", "fa", "id", "hi", "bn")
