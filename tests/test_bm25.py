@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import mteb
+import numpy as np
 import pytest
 from datasets import Dataset
 from mteb import TaskMetadata
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
-from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search
+from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, pyserini_scores
 from airbench_mteb.models.lucene_analysis import lucene_terms
 from airbench_mteb.models.segmenters import tokenize
 
@@ -197,7 +198,7 @@ def test_scores_match_lucenes_bm25(query: str, k1: float, b: float) -> None:
     assert run.keys() == {f"d{i}" for i, s in enumerate(expected) if s > 0}
     for i, score in enumerate(expected):
         if score > 0:
-            assert run[f"d{i}"] == pytest.approx(score, abs=1e-5)
+            assert run[f"d{i}"] == pytest.approx(score, abs=6e-5)  # reported to 4 decimals, as Pyserini does
     assert list(run.values()) == sorted(run.values(), reverse=True)
 
 
@@ -229,3 +230,13 @@ def test_bm25_indexes_lucene_bigrams_and_bm25_words_indexes_segmented_words() ->
     metas = {name: mteb.get_model_meta(name) for name in (BM25, BM25_WORDS)}
     assert metas[BM25].revision != "1"  # results of the word analysis (revision 1) must not mix with Lucene's
     assert {"jpn-Jpan", "ben-Beng", "ind-Latn"} <= set(metas[BM25].languages)
+
+
+def test_scores_are_reported_as_pyserini_reports_them() -> None:
+    # Order by score, equal scores by id; 4 decimals; documents tied after rounding keep that order, each
+    # 1e-6 lower than the one before.
+    scores = np.array([0.5, 1.23456, 1.234649, 2.0, 0.5], dtype=np.float32)
+    reported = pyserini_scores(["c", "b", "a", "d", "aa"], scores)
+    assert list(reported) == ["d", "a", "b", "aa", "c"]
+    assert reported == {"d": 2.0, "a": pytest.approx(1.2346, abs=1e-7), "b": pytest.approx(1.234599, abs=1e-7),
+                        "aa": 0.5, "c": pytest.approx(0.499999, abs=1e-7)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -118,7 +119,7 @@ class BM25Search:
                 candidates = np.flatnonzero(scores > 0)  # Lucene IDF > 0: positive means a shared term
             best = _top_k(scores, candidates.astype(np.int64), top_k)
             best_ids = current.doc_ids.take(pa.array(best, pa.int64())).to_pylist()
-            results[query_id] = {doc_id: float(scores[i]) for doc_id, i in zip(best_ids, best, strict=True)}
+            results[query_id] = pyserini_scores(best_ids, scores[best])
         return results
 
     def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool) -> _Index:
@@ -189,6 +190,28 @@ def _content_key(labels: tuple[str, ...], corpus: Any) -> str:
                 digest.update(len(part).to_bytes(8, "little"))
                 digest.update(part)
     return digest.hexdigest()
+
+
+_SCORE_DECIMALS = 10_000  # Anserini keeps 4 decimals
+_TIE_GAP, _TIE_STEP = np.float32(1e-4), np.float32(1e-6)
+
+
+def pyserini_scores(doc_ids: list[str], scores: np.ndarray) -> dict[str, float]:
+    """The ranking's scores as Pyserini reports them (Anserini's score-ties adjustment), best first.
+
+    Documents are ordered by score, ties by id; each float32 score is rounded to 4 decimals, and a score
+    within 1e-4 of the one before it (a tie after rounding) is lowered by 1e-6 per place in the tie, so
+    evaluation tools see the order Pyserini's run files have.
+    """
+    out: dict[str, float] = {}
+    previous, tied = None, 0
+    for i in sorted(range(len(doc_ids)), key=lambda i: (-scores[i], doc_ids[i])):
+        score = np.float32(math.floor(float(scores[i]) * _SCORE_DECIMALS + 0.5) / _SCORE_DECIMALS)
+        tied = tied + 1 if previous is not None and previous - score <= _TIE_GAP else 0
+        score = np.float32(score - _TIE_STEP * np.float32(tied))
+        out[doc_ids[i]] = float(score)
+        previous = score
+    return out
 
 
 def _top_k(scores: np.ndarray, candidates: np.ndarray, k: int) -> np.ndarray:

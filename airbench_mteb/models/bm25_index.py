@@ -37,6 +37,12 @@ def lucene_length(lengths: np.ndarray) -> np.ndarray:
     return np.where(lengths < _EXACT_LENGTHS, lengths, _EXACT_LENGTHS + ((excess >> shift) << shift))
 
 
+def _inverse_norms(lengths: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
+    """``1 / (k1 * (1 - b + b * dl / avgdl))`` step by step in float32, as Lucene's BM25 computes it."""
+    one, k1_, b_ = np.float32(1), np.float32(k1), np.float32(b)
+    return one / (k1_ * ((one - b_) + b_ * lengths.astype(np.float32) / np.float32(avgdl)))
+
+
 @dataclass
 class _BatchPairs:
     """The distinct (document, term) pairs of one batch: 6 bytes per pair, plus 8 per document."""
@@ -97,9 +103,10 @@ class BM25Index:
             pairs = pending.pop(0)
             docs = np.repeat(np.arange(first_doc, first_doc + len(pairs.lengths), dtype=np.int32), pairs.distinct)
             tf = pairs.counts.astype(np.float32)
-            dl = lucene_length(pairs.lengths).astype(np.float32)
-            norm = np.float32(k1) * (np.float32(1 - b) + np.float32(b) * dl / np.float32(avgdl))
-            weight = idf[pairs.terms] * tf / (tf + np.repeat(norm, pairs.distinct))
+            inverse_norm = _inverse_norms(lucene_length(pairs.lengths), k1, b, avgdl)
+            # Lucene's float32 form of idf * tf / (tf + norm), so scores tie where Lucene's do.
+            idf_t = idf[pairs.terms]
+            weight = idf_t - idf_t / (np.float32(1) + tf * np.repeat(inverse_norm, pairs.distinct))
             order = np.argsort(pairs.terms, kind="stable")  # by term, documents ascending within a term
             terms = pairs.terms[order]
             starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
@@ -117,11 +124,11 @@ class BM25Index:
 
     def scores(self, term_ids: Sequence[int]) -> np.ndarray:
         """The BM25 score of every document for a query given as term ids."""
-        out = np.zeros(self.num_documents, dtype=np.float32)
+        out = np.zeros(self.num_documents, dtype=np.float64)  # Lucene sums a query's clauses in double
         for t in term_ids:
             start, end = self.indptr[t], self.indptr[t + 1]
             out[self.documents[start:end]] += self.weights[start:end]  # one entry per document within a term
-        return out
+        return out.astype(np.float32)
 
     @property
     def nbytes(self) -> int:
