@@ -70,7 +70,8 @@ class BM25Search:
     memory-mapped) into a numpy index (:class:`~airbench_mteb.models.bm25_index.BM25Index`). The
     ``max_indexes`` most recent indexes are kept, keyed by the corpus content, the analysis and the languages, so a
     corpus shared by splits, subsets, tasks or settings is indexed once. Only documents sharing a term
-    with the query are returned (ties broken by corpus order); for reranking, every candidate of
+    with the query are returned, with scores as Pyserini reports them (:func:`pyserini_scores`; an exact
+    tie at the ``top_k`` cut-off is decided by corpus order); for reranking, every candidate of
     ``top_ranked`` is scored.
     """
 

@@ -1,5 +1,7 @@
 """Language-aware index terms for lexical retrieval, with real word segmenters for Chinese, Japanese and Korean.
 
+The analysis of ``airbench-mteb/bm25-words`` (``airbench-mteb/bm25`` mirrors Pyserini's Lucene analyzers instead).
+
 Text is split into CJK runs (CJK characters with the ASCII words glued to them) and the rest. A CJK
 run goes to a word segmenter (jieba for Chinese, janome for Japanese, kiwipiepy morphemes for
 Korean) chosen by its script (Hangul means Korean, kana means Japanese) or, for Han characters
