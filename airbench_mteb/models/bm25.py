@@ -66,10 +66,11 @@ class BM25Search:
     ``tf / (tf + k1 * (1 - b + b * dl / avgdl))`` summed over the query terms (repeats count).
 
     Implements MTEB's ``SearchProtocol``. Terms come from the ``analysis`` (``lucene``: Pyserini's Lucene
-    analyzers; ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read in batches (an Arrow corpus stays
-    memory-mapped) into a numpy index (:class:`~airbench_mteb.models.bm25_index.BM25Index`). The
-    ``max_indexes`` most recent indexes are kept, keyed by the corpus content, the analysis and the languages, so a
-    corpus shared by splits, subsets, tasks or settings is indexed once. Only documents sharing a term
+    analyzers; ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read
+    in batches (an Arrow corpus stays memory-mapped) into a numpy index
+    (:class:`~airbench_mteb.models.bm25_index.BM25Index`). The ``max_indexes`` most recent indexes are
+    kept, keyed by the corpus content, the analysis and the languages, so a corpus shared by splits,
+    subsets, tasks or settings is indexed once. Only documents sharing a term
     with the query are returned, with scores as Pyserini reports them (:func:`pyserini_scores`; an exact
     tie at the ``top_k`` cut-off is decided by corpus order); for reranking, every candidate of
     ``top_ranked`` is scored.
