@@ -198,7 +198,7 @@ def test_scores_match_lucenes_bm25(query: str, k1: float, b: float) -> None:
     assert run.keys() == {f"d{i}" for i, s in enumerate(expected) if s > 0}
     for i, score in enumerate(expected):
         if score > 0:
-            assert run[f"d{i}"] == pytest.approx(score, abs=6e-5)  # reported to 4 decimals, as Pyserini does
+            assert run[f"d{i}"] == pytest.approx(score, abs=1e-5)
     assert list(run.values()) == sorted(run.values(), reverse=True)
 
 
@@ -215,6 +215,11 @@ def test_top_k_cut_is_deterministic_on_ties_and_reranking_scores_only_candidates
     reranked = model.search(queries, top_k=10, top_ranked={"q": ["d4", "d3"]}, **common)["q"]
     assert list(reranked) == ["d3", "d4"] and reranked["d4"] == 0.0
     assert model.search(Dataset.from_dict({"id": ["q"], "text": ["zebra"]}), top_k=10, **common) == {"q": {}}
+    as_pyserini = BM25Search(pyserini_ties=True)
+    as_pyserini.index(corpus, **common)
+    tied = as_pyserini.search(queries, top_k=10, **common)["q"]
+    assert list(tied) == ["d0", "d2", "d3", "d5"]
+    assert [round(tied["d0"] - score, 7) for score in tied.values()] == [0, 1e-6, 2e-6, 3e-6]
 
 
 def test_bm25_indexes_lucene_bigrams_and_bm25_words_indexes_segmented_words() -> None:

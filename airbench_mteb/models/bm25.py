@@ -71,17 +71,21 @@ class BM25Search:
     (:class:`~airbench_mteb.models.bm25_index.BM25Index`). The ``max_indexes`` most recent indexes are
     kept, keyed by the corpus content, the analysis and the languages, so a corpus shared by splits,
     subsets, tasks or settings is indexed once. Only documents sharing a term
-    with the query are returned, with scores as Pyserini reports them (:func:`pyserini_scores`; an exact
-    tie at the ``top_k`` cut-off is decided by corpus order); for reranking, every candidate of
+    with the query are returned (an exact tie at the ``top_k`` cut-off is decided by corpus order);
+    ``pyserini_ties=True`` reports their scores as Pyserini's run files do (:func:`pyserini_scores`), which
+    reproduces the leaderboard's evaluation exactly but also decides exact ties (identical copies, as in
+    co*cktail's mixed corpora) by id. For reranking, every candidate of
     ``top_ranked`` is scored.
     """
 
     def __init__(self, model_name: str = BM25, revision: str | None = None, *, k1: float = K1, b: float = B,
-                 max_indexes: int = 4, analysis: str = LUCENE, device: str | None = None) -> None:
+                 max_indexes: int = 4, analysis: str = LUCENE, pyserini_ties: bool = False,
+                 device: str | None = None) -> None:
         if k1 < 0 or not 0 <= b <= 1 or max_indexes < 1:
             raise ValueError(f"BM25 needs k1 >= 0, 0 <= b <= 1 and max_indexes >= 1; got {k1=}, {b=}, {max_indexes=}")
         analysis_terms(analysis, ())  # fails early on an unknown analysis
         self.analysis = analysis
+        self.pyserini_ties = pyserini_ties
         self.k1 = k1
         self.b = b
         self.max_indexes = max_indexes
@@ -121,7 +125,10 @@ class BM25Search:
                 candidates = np.flatnonzero(scores > 0)  # Lucene IDF > 0: positive means a shared term
             best = _top_k(scores, candidates.astype(np.int64), top_k)
             best_ids = current.doc_ids.take(pa.array(best, pa.int64())).to_pylist()
-            results[query_id] = pyserini_scores(best_ids, scores[best])
+            if self.pyserini_ties:
+                results[query_id] = pyserini_scores(best_ids, scores[best])
+            else:
+                results[query_id] = {doc_id: float(scores[i]) for doc_id, i in zip(best_ids, best, strict=True)}
         return results
 
     def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool) -> _Index:
