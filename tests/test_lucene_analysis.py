@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from airbench_mteb.models.lucene_analysis import ANALYZERS, analysis_name, lucene_terms
+from airbench_mteb.models.lucene_analysis import ANALYZERS, analysis_name, lucene_terms, tokenizer
 from airbench_mteb.models.lucene_analysis.english import english_terms
 from airbench_mteb.models.lucene_analysis.filters import cjk_width, lowercase
 from airbench_mteb.models.lucene_analysis.japanese import search_penalty, stem_katakana
@@ -21,6 +23,7 @@ from airbench_mteb.models.lucene_analysis.tokenizer import (
     NUM,
     SOUTHEAST_ASIAN,
     standard_tokens,
+    standard_words,
 )
 
 FIXTURES = Path(__file__).parent / "data" / "lucene_analysis"
@@ -105,3 +108,20 @@ def test_japanese_helpers_follow_kuromoji_and_lucene() -> None:
     assert stem_katakana("コンピューター") == "コンピュータ"
     assert stem_katakana("カー") == "カー"  # shorter than four characters: kept
     assert lucene_terms("関西国際空港に行きました", "jpn") == ["関西", "国際", "空港", "行く"]
+
+
+# Characters where the fast paths' shortcuts could go wrong: every ASCII joiner, whitespace kinds, and non-ASCII
+# letters, marks (combining acute, soft hyphen, ZWJ), an emoji, Han, Hangul and Thai.
+_TRICKY = "aZ09_.,;:'\"- \t\n!#/@é\u0301\u00ad\u200d\U0001F600中国서울ไทย"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=_TRICKY[:20], max_size=16))
+def test_the_ascii_fast_path_cuts_as_the_general_word_boundary_search(text: str) -> None:
+    assert standard_tokens(text) == tokenizer._segmented_tokens(text)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=_TRICKY, max_size=16))
+def test_standard_words_are_the_texts_of_standard_tokens(text: str) -> None:
+    assert standard_words(text) == [token.text for token in tokenizer._segmented_tokens(text)]

@@ -18,7 +18,7 @@ from functools import cache
 
 from airbench_mteb.models.lucene_analysis import arabic, cjk, english, european, indic, japanese
 from airbench_mteb.models.lucene_analysis.filters import lowercase
-from airbench_mteb.models.lucene_analysis.tokenizer import Token, standard_tokens
+from airbench_mteb.models.lucene_analysis.tokenizer import Token, standard_tokens, standard_words
 
 Analyzer = Callable[[str], list[str]]
 
@@ -39,7 +39,7 @@ STANDARD = "standard"  # the name of the fallback analysis
 
 def standard_analyzer(text: str) -> list[str]:
     """Lucene's StandardAnalyzer without stopwords: standard tokens, lower-cased."""
-    return lowercase(token.text for token in standard_tokens(text))
+    return lowercase(standard_words(text))
 
 
 def analysis_name(languages: str | Sequence[str]) -> str:
@@ -64,4 +64,4 @@ def lucene_terms(text: str, languages: str | Sequence[str]) -> list[str]:
 
 
 __all__ = ["ANALYZERS", "ISO_639_1", "LUCENE_LANGUAGES", "STANDARD", "Analyzer", "Token", "analysis_name", "analyzer_for",
-           "lucene_terms", "standard_analyzer", "standard_tokens"]
+           "lucene_terms", "standard_analyzer", "standard_tokens", "standard_words"]

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
 from airbench_mteb.models.lucene_analysis.stopwords import load_stopwords
-from airbench_mteb.models.lucene_analysis.tokenizer import standard_tokens
+from airbench_mteb.models.lucene_analysis.tokenizer import standard_words
 
 
 def decimal_digits(term: str) -> str:
@@ -29,7 +29,7 @@ def decimal_digits(term: str) -> str:
 
 def folded_terms(text: str) -> list[str]:
     """Standard tokens, lower-cased, digits folded: how the Arabic-script and Indic analyzers all start."""
-    return [decimal_digits(term) for term in lowercase(token.text for token in standard_tokens(text))]
+    return [decimal_digits(term) for term in lowercase(standard_words(text))]
 
 
 _TATWEEL_AND_DIACRITICS = "\u0640\u064b\u064c\u064d\u064e\u064f\u0650\u0651\u0652"

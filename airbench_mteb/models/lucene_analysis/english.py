@@ -13,7 +13,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
-from airbench_mteb.models.lucene_analysis.tokenizer import standard_tokens
+from airbench_mteb.models.lucene_analysis.tokenizer import standard_words
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (Lucene 9).
 ENGLISH_STOPWORDS = frozenset(
@@ -30,8 +30,14 @@ def strip_possessive(term: str) -> str:
 
 
 def english_terms(text: str) -> list[str]:
-    terms = lowercase(strip_possessive(token.text) for token in standard_tokens(text))
-    return [porter_stem(term) for term in remove_stopwords(terms, ENGLISH_STOPWORDS)]
+    return [term for word in standard_words(text) if (term := _english_term(word)) is not None]
+
+
+@lru_cache(maxsize=1 << 20)  # a corpus repeats its words: the chain runs once per distinct token
+def _english_term(word: str) -> str | None:
+    """One token through the filters after the tokenizer; None when it is a stopword."""
+    (term,) = remove_stopwords(lowercase([strip_possessive(word)]), ENGLISH_STOPWORDS) or (None,)
+    return porter_stem(term) if term is not None else None
 
 
 @lru_cache(maxsize=1 << 20)  # a corpus repeats its words; the stemmer is pure Python

@@ -27,14 +27,14 @@ from typing import Any
 
 from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
 from airbench_mteb.models.lucene_analysis.stopwords import load_stopwords
-from airbench_mteb.models.lucene_analysis.tokenizer import standard_tokens
+from airbench_mteb.models.lucene_analysis.tokenizer import standard_words
 
 # Stemmed words are cached: a corpus repeats its words, the stemmers are pure Python.
 _CACHED_WORDS = 1 << 16
 
 
 def _words(text: str) -> list[str]:
-    return [token.text for token in standard_tokens(text)]
+    return standard_words(text)
 
 
 def _stemmed(terms: Iterable[str], stem: Callable[[str], str]) -> list[str]:

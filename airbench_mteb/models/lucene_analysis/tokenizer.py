@@ -10,6 +10,7 @@ and each hiragana is a token of its own, katakana and Hangul runs stay whole, a 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -44,6 +45,18 @@ _WORDLIKE = regex.compile(r"[\p{Word_Break=ALetter}\p{Word_Break=Hebrew_Letter}\
                           r"\p{Line_Break=Complex_Context}]")
 _EMOJI = regex.compile(r"\p{Extended_Pictographic}|\p{Regional_Indicator}")
 
+# Most text is ASCII, where the rules above reduce to character classes (derived from them here, so
+# the two paths cannot drift apart): a segment is a token if it holds a letter or digit, and a <NUM>
+# if every character is numeric or joins numbers.
+_ASCII = [chr(code) for code in range(128)]
+_ASCII_WORDLIKE = frozenset(char for char in _ASCII if _WORDLIKE.search(char))
+_ASCII_NUM = frozenset(char for char in _ASCII if dict(_KINDS)[NUM].fullmatch(char))
+# An ASCII text's tokens, as UAX #29 cuts them: letters, digits and "_" join (WB5, WB8-WB10, WB13a/b);
+# ".", ":" or "'" between two letters (WB6/7) and ".", ",", ";" or "'" between two digits (WB11/12) join
+# too. tests/test_lucene_analysis.py holds it to the general path on random ASCII text.
+_ASCII_SEGMENT = re.compile(r"[A-Za-z0-9_]+(?:(?:(?<=[A-Za-z])[.:'](?=[A-Za-z])|(?<=[0-9])[.,;'](?=[0-9]))"
+                            r"[A-Za-z0-9_]+)*")
+
 
 @dataclass(frozen=True, slots=True)
 class Token:
@@ -57,6 +70,11 @@ class Token:
 
 def standard_tokens(text: str) -> list[Token]:
     """The tokens Lucene's StandardTokenizer (maximum token length 255) makes of ``text``."""
+    return _ascii_tokens(text) if text.isascii() else _segmented_tokens(text)
+
+
+def _segmented_tokens(text: str) -> list[Token]:
+    """The general path: UAX #29 segments, each typed as Lucene types it."""
     tokens: list[Token] = []
     start = 0
     for cut in _boundaries(text):
@@ -65,6 +83,40 @@ def standard_tokens(text: str) -> list[Token]:
             _append(tokens, Token(text[start:cut], kind, start, cut))
         start = cut
     return [piece for token in tokens for piece in _split_long(token)]
+
+
+# No token spans ASCII whitespace, so a text can be cut there and each piece tokenized alone -- unless the
+# piece starts with a mark that would attach to the whitespace before it (WB4).
+_PIECE_CUT = regex.compile(rf"[\t\n\v\f\r ]+(?!{_ATTACHED})")
+
+
+def standard_words(text: str) -> list[str]:
+    """The texts of :func:`standard_tokens`, for analyzers that need neither kinds nor offsets: the same words,
+    found faster (ASCII pieces of a text skip the general word-boundary search)."""
+    words: list[str] = []
+    for piece in _PIECE_CUT.split(text):
+        if piece.isascii():
+            words += [part for segment in _ASCII_SEGMENT.findall(piece) if not _ASCII_WORDLIKE.isdisjoint(segment)
+                      for part in _split_text(segment)]
+        else:
+            words += [token.text for token in standard_tokens(piece)]
+    return words
+
+
+def _split_text(word: str) -> list[str]:
+    if len(word) <= MAX_TOKEN_LENGTH:
+        return [word]
+    return [word[i:i + MAX_TOKEN_LENGTH] for i in range(0, len(word), MAX_TOKEN_LENGTH)]
+
+
+def _ascii_tokens(text: str) -> list[Token]:
+    tokens = []
+    for match in _ASCII_SEGMENT.finditer(text):
+        segment = match.group()
+        if not _ASCII_WORDLIKE.isdisjoint(segment):
+            kind = NUM if _ASCII_NUM.issuperset(segment) else ALPHANUM
+            tokens.extend(_split_long(Token(segment, kind, match.start(), match.end())))
+    return tokens
 
 
 def _boundaries(text: str) -> list[int]:
@@ -77,6 +129,10 @@ def _boundaries(text: str) -> list[int]:
 
 def _kind(segment: str) -> str | None:
     """Lucene's type of a word segment, or None for whitespace and punctuation (not a token)."""
+    if segment.isascii():
+        if _ASCII_WORDLIKE.isdisjoint(segment):
+            return None
+        return NUM if _ASCII_NUM.issuperset(segment) else ALPHANUM
     if not _WORDLIKE.search(segment):
         return EMOJI if _EMOJI.search(segment) else None
     for kind, pattern in _KINDS:
