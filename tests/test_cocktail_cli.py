@@ -13,7 +13,7 @@ import pytest
 
 import airbench_mteb  # noqa: F401  (registers tasks and models)
 from airbench_mteb.commands import bias as bias_command
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.report import ReportRequest
 from airbench_mteb.report.bias import bias_plot, collect_points
 from airbench_mteb.report.results import read_results
@@ -101,7 +101,7 @@ def test_bias_command_on_a_registered_task_and_on_a_folder_then_the_plot(
     (mine,) = out.rglob("MineBias.json")
     elsewhere = json.loads(mine.read_text(encoding="utf-8")) | {"task_name": "ElsewhereBias"}
     (mine.parent / "ElsewhereBias.json").write_text(json.dumps(elsewhere), encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"ElsewhereBias\.json: ElsewhereBias is not a source-bias task known here.*--reference"):
+    with pytest.raises(OptionError, match=r"ElsewhereBias\.json: ElsewhereBias is not a source-bias task known here.*--reference"):
         collect_points(out, tasks=["ElsewhereBias"])
     (point,) = collect_points(out, models=["bm25"], tasks=["ElsewhereBias"], reference="human")
     (known,) = collect_points(out, tasks=["MineBias"])  # `bias --sources` registered it: its reference is declared
@@ -132,7 +132,6 @@ def test_the_results_reader_selects_by_model_and_task_and_names_bad_files(tmp_pa
 
 def test_bias_command_needs_tasks_or_sources() -> None:
     from airbench_mteb.commands.names import UnknownNameError
-    from airbench_mteb.data.errors import OptionError
 
     with pytest.raises(OptionError, match="give -t TASK"):
         bias_command.bias(_cli(["bias", "-m", "airbench-mteb/bm25"]))

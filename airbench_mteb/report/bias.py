@@ -18,7 +18,7 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.metrics.source_bias import SourceBias, unflatten
 from airbench_mteb.report import ReportRequest, register_plot
@@ -81,8 +81,8 @@ def points_of(found: ModelTaskResult, reference: str | None = None, k: int = CUT
     if declared is not None:
         reference, paper_split = declared
     elif reference is None:
-        raise DatasetError(f"{result.task_name} is not a source-bias task known here, so its reference source is "
-                           "unknown; name it (--reference, e.g. human)", path=found.path)
+        raise OptionError(f"{found.path}: {result.task_name} is not a source-bias task known here, so its reference "
+                          "source is unknown; name it (--reference, e.g. human)")
     split = next((s for s in (paper_split, "test") if s in mixed), min(mixed))
     row = mixed[split]
     try:
