@@ -6,9 +6,10 @@ import argparse
 from pathlib import Path
 
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
+from airbench_mteb.data.errors import OptionError
 from airbench_mteb.mteb_compat import add_mteb_cli_parsers
 from airbench_mteb.registry import register_models
-from airbench_mteb.settings import DATA_DIR_ENV, SettingsError, configure, current_settings
+from airbench_mteb.settings import DATA_DIR_ENV, configure, current_settings
 
 
 def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,7 @@ def apply_data_dir(args: argparse.Namespace) -> None:
 def check_positive_option(option: str, value: int | None) -> None:
     """A count option (``--batch-size``, ``--rerank-top-k``) is unset or at least 1, checked before any model loads."""
     if value is not None and value < 1:
-        raise SettingsError(f"{option} must be at least 1, got {value}")
+        raise OptionError(f"{option} must be at least 1, got {value}")
 
 
 def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> str:
