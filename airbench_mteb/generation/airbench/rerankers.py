@@ -1,6 +1,7 @@
 """Embedding recall and pluggable rerankers for quality control (AIR-Bench section 2.4, Appendix A.3).
 
-The seed recalls with bge-m3 and re-ranks with several cross-encoders. Offline the bundled
+The AIR-Bench paper (arXiv 2412.13102, section 2.4) recalls with bge-m3 and re-ranks with several
+cross-encoders. Offline the bundled
 bi-encoders (all-MiniLM-L6-v2, multilingual-e5-small) and an LLM yes/no log-probability scorer
 are real stand-ins; sentence-transformers ``CrossEncoder`` and FlagEmbedding rerankers plug in
 where their weights are on disk.

@@ -1,4 +1,5 @@
-"""Cocktail-style mixed-source corpora from any BEIR corpus and any LLMs (seed ``001``, section 3.1, A.2).
+"""Cocktail-style mixed-source corpora from any BEIR corpus and any LLMs
+(the co*cktail paper, arXiv 2405.16546, section 3.1 and Appendix A.2).
 
 Every kept document is rewritten by every LLM source with the paper's post-instruction prompt
 (``prompts/rewrite.txt``: the original text, then "Please rewrite the above given text. Your answer

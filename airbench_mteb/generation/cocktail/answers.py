@@ -1,4 +1,4 @@
-"""An LLM's answer to the rewrite prompt: the rewrite after "Rewritten Text:", or a refusal (seed ``001``, A.2)."""
+"""An LLM's answer to the rewrite prompt: the rewrite after "Rewritten Text:", or a refusal (the co*cktail paper, arXiv 2405.16546, A.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The co*cktail rewrite prompt (seed ``001``, A.2), kept as a file under ``prompts/``."""
+"""The co*cktail rewrite prompt (the co*cktail paper, arXiv 2405.16546, A.2), kept as a file under ``prompts/``."""
 
 from __future__ import annotations
 

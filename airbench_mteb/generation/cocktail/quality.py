@@ -1,4 +1,4 @@
-"""Quality report of a generated co*cktail-style folder, after seed ``001`` Appendix A.3.
+"""Quality report of a generated co*cktail-style folder, after the co*cktail paper (arXiv 2405.16546), Appendix A.3.
 
 For every LLM source against the human corpus: length distributions (Figure 5, Table 1's average
 lengths), term Jaccard and overlap of each rewrite with its original (Figure 6), embedding cosine
@@ -41,13 +41,13 @@ def terms(text: str) -> set[str]:
 
 
 def jaccard(generated: set[str], human: set[str]) -> float:
-    r""":math:`|d^G \cap d^H| / |d^G \cup d^H|` (seed ``001``, A.3)."""
+    r""":math:`|d^G \cap d^H| / |d^G \cup d^H|` (the co*cktail paper, arXiv 2405.16546, A.3)."""
     union = generated | human
     return len(generated & human) / len(union) if union else 1.0
 
 
 def overlap(generated: set[str], human: set[str]) -> float:
-    r""":math:`|d^G \cap d^H| / |d^H|`: the share of the original's terms the rewrite keeps (seed ``001``, A.3)."""
+    r""":math:`|d^G \cap d^H| / |d^H|`: the share of the original's terms the rewrite keeps (the co*cktail paper, arXiv 2405.16546, A.3)."""
     return len(generated & human) / len(human) if human else 1.0
 
 

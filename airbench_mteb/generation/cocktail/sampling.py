@@ -1,4 +1,4 @@
-"""Which input documents are rewritten (seed ``001``, A.2)."""
+"""Which input documents are rewritten (the co*cktail paper, arXiv 2405.16546, A.2)."""
 
 from __future__ import annotations
 
