@@ -19,7 +19,7 @@ import pytrec_eval
 import torch
 from mteb.cache import ResultCache
 
-from airbench_mteb.generation.airbench.rerankers import ModelPlacement, make_encoder, make_reranker
+from airbench_mteb.generation.shared_models import ModelPlacement, make_encoder, make_reranker
 from airbench_mteb.models import E5_SMALL, MINILM
 from airbench_mteb.models.local import HASH_MEMO_NAME, folder_revision, local_model_meta
 from airbench_mteb.registry import register_models

@@ -25,7 +25,7 @@ from huggingface_hub import DatasetCard
 from airbench_mteb.commands.generate_cocktail import parse_llm_spec
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.retrieval_data import Document
-from airbench_mteb.generation.cocktail import CocktailConfig, LLMSource, generate_cocktail
+from airbench_mteb.generation.cocktail import CocktailConfig, LLMSource, generate
 from airbench_mteb.generation.cocktail.answers import REFUSED, REWRITTEN, UNPARSED, is_refusal, parse_answer
 from airbench_mteb.generation.cocktail.corpus import read_input
 from airbench_mteb.generation.cocktail.prompts import rewrite_messages
@@ -283,7 +283,7 @@ def test_refused_and_unparsed_rewrites_keep_the_human_text_with_a_flag(small_cor
     config = CocktailConfig(corpus=str(small_corpus), sources=(LLMSource("scripted", "scripted"),), max_docs=6,
                             seed=3, max_words=80)
     client = LLMClient(backend, ResponseCache(tmp_path / "out" / ".work" / "cache.sqlite"))
-    manifest = asyncio.run(generate_cocktail(config, {"scripted": client}, tmp_path / "out"))
+    summary = asyncio.run(generate(config, tmp_path / "out", {"scripted": client}))
     client.cache.close()
     rows = {row["_id"]: row for row in read_rows(tmp_path / "out" / "corpus" / "scripted.jsonl")}
     assert rows["Sports_d63"]["text"] == docs["Sports_d63"]
@@ -292,13 +292,15 @@ def test_refused_and_unparsed_rewrites_keep_the_human_text_with_a_flag(small_cor
     assert rows["Sports_d70"]["text"] == docs["Sports_d70"]
     assert rows["Sports_d70"]["metadata"]["rewrite"] == UNPARSED  # empty after the marker, 3 attempts
     assert rows["Sports_d75"]["text"] == "A rewritten news text."
-    assert manifest["sources"]["scripted"]["outcomes"] == {REWRITTEN: 4, REFUSED: 1, UNPARSED: 1}
+    assert summary.counts == {"scripted": {REWRITTEN: 4, REFUSED: 1, UNPARSED: 1}}
+    assert summary.llm is not None and summary.llm.calls == client.account.calls > 0
+    assert "corpus/scripted.jsonl" in summary.files and ".work/journal.jsonl" not in summary.files
     assert client.account.parse_failures["rewrite:scripted"] == 3
     # a source name reused for another LLM is refused
     other = CocktailConfig(corpus=str(small_corpus), sources=(LLMSource("scripted", "scripted", "other"),),
                            max_docs=6, seed=3, max_words=80)
     with pytest.raises(GenerationError, match="give the new LLM another name"):
-        asyncio.run(generate_cocktail(other, {"scripted": LLMClient(backend)}, tmp_path / "out"))
+        asyncio.run(generate(other, tmp_path / "out", {"scripted": LLMClient(backend)}))
 
 
 def test_progress_bar_follows_show_progress(small_corpus: Path, tmp_path: Path,
@@ -309,7 +311,7 @@ def test_progress_bar_follows_show_progress(small_corpus: Path, tmp_path: Path,
     for show_progress in (True, False):
         out = tmp_path / str(show_progress)
         client = LLMClient(backend, ResponseCache(out / ".work" / "cache.sqlite"))
-        asyncio.run(generate_cocktail(config, {"scripted": client}, out, show_progress=show_progress))
+        asyncio.run(generate(config, out, {"scripted": client}, show_progress=show_progress))
         client.cache.close()
         assert ("rewrites" in capfd.readouterr().err) == show_progress
 

@@ -93,7 +93,7 @@ def client(out: Path) -> LLMClient:
 
 
 def run_airbench(out: Path) -> None:
-    from airbench_mteb.generation.airbench import AirBenchConfig, generate_airbench
+    from airbench_mteb.generation.airbench import AirBenchConfig, generate
     from airbench_mteb.generation.airbench.candidates import CandidateSettings
 
     config = AirBenchConfig(corpus=str(LEE), domain="news", language="en", num_queries=4, seed=5, rewrites=1,
@@ -101,7 +101,7 @@ def run_airbench(out: Path) -> None:
                             recall_encoder="minilm", rerankers=("minilm",),
                             candidates=CandidateSettings(hard_negatives=(2, 3), max_tokens=96))
     llm = client(out)
-    asyncio.run(generate_airbench(config, llm, out))
+    asyncio.run(generate(config, out, llm))
     llm.cache.close()
 
 
@@ -122,12 +122,12 @@ def small_cocktail_input(folder: Path) -> Path:
 
 
 def run_cocktail(out: Path, corpus: Path) -> None:
-    from airbench_mteb.generation.cocktail import CocktailConfig, LLMSource, generate_cocktail
+    from airbench_mteb.generation.cocktail import CocktailConfig, LLMSource, generate
 
     config = CocktailConfig(corpus=str(corpus), seed=2, max_words=200,
                             sources=(LLMSource("hash-a", "scripted"), LLMSource("hash-b", "scripted", "other")))
     llm = client(out)
-    asyncio.run(generate_cocktail(config, {"hash-a": llm, "hash-b": llm}, out, show_progress=False))
+    asyncio.run(generate(config, out, {"hash-a": llm, "hash-b": llm}, show_progress=False))
     llm.cache.close()
 
 

@@ -20,7 +20,7 @@ pytest.importorskip("llama_cpp")
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.airbench_source import load_split
 from airbench_mteb.data.beir_folder import read_beir_folder
-from airbench_mteb.generation.airbench import AirBenchConfig, generate_airbench
+from airbench_mteb.generation.airbench import AirBenchConfig, generate
 from airbench_mteb.generation.airbench.candidates import CandidateSettings
 from airbench_mteb.generation.llm import LLMClient, LLMParams, ResponseCache
 from airbench_mteb.generation.llm.llamacpp_backend import LlamaCppBackend
@@ -89,7 +89,7 @@ def test_end_to_end_with_the_bundled_gguf_in_process(tmp_path: Path) -> None:
 
     async def run() -> dict:
         client = LLMClient(LlamaCppBackend(), ResponseCache(out / ".work" / "llm_cache.sqlite"), concurrency=2)
-        await generate_airbench(small_config(), client, out)
+        await generate(small_config(), out, client)
         account = client.account.as_dict()
         await client.aclose()
         return account

@@ -156,7 +156,7 @@ def _qc_case() -> tuple[QCInput, TableJudge]:
 
 
 def _quality_control(data: QCInput, judge: TableJudge) -> QCResult:
-    from airbench_mteb.generation.airbench.rerankers import BiEncoderReranker, make_encoder
+    from airbench_mteb.generation.shared_models import BiEncoderReranker, make_encoder
 
     minilm = make_encoder("minilm")
     rerankers = [BiEncoderReranker(minilm), BiEncoderReranker(make_encoder("e5"))]
@@ -280,10 +280,10 @@ def test_a_split_without_queries_is_left_out_of_the_dataset() -> None:
 def _bad_configs() -> list[tuple[str, Callable[[], object], str]]:
     from airbench_mteb.generation.airbench import AirBenchConfig
     from airbench_mteb.generation.airbench.candidates import CandidateSettings
-    from airbench_mteb.generation.airbench.rerankers import ModelPlacement
     from airbench_mteb.generation.cocktail import CocktailConfig, LLMSource
     from airbench_mteb.generation.irsc import BuildConfig
     from airbench_mteb.generation.llm import factory
+    from airbench_mteb.generation.shared_models import ModelPlacement
 
     def airbench(**changes: object) -> AirBenchConfig:
         return AirBenchConfig(**{"corpus": "c.jsonl", "domain": "law", "language": "en", **changes})

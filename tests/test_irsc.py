@@ -164,9 +164,9 @@ def test_with_an_llm_every_setting_is_built(tmp_path: Path):
     llm = ScriptedBackend()
     config = BuildConfig(per_task=10, cross_per_task=4, seed=1)
     summary = build_irsc(records, tmp_path, config, LLMClient(llm), show_progress=False)
-    assert summary.built["en"] == {"query": 10, "title": 1, "part": 10, "summary": 10}
-    assert summary.built["zh"] == {"query": 10, "summary": 10}
-    assert summary.built["c2e"]["query"] <= 4 and summary.built["e2c"]["summary"] <= 4
+    assert summary.counts["en"] == {"query": 10, "title": 1, "part": 10, "summary": 10}
+    assert summary.counts["zh"] == {"query": 10, "summary": 10}
+    assert summary.counts["c2e"]["query"] <= 4 and summary.counts["e2c"]["summary"] <= 4
     assert ("e2c", "title") in {(s["setting"], s["task"]) for s in summary.skipped}
     root = tmp_path / "irsc"
     queries = read_queries_jsonl(root / "en/query/queries.jsonl")
@@ -529,7 +529,7 @@ def test_a_build_in_one_language_has_no_mixed_subset_and_loads(tmp_path: Path, m
     records = [SourceRecord("en", f"Paragraph {i} tells about topic {i} in some detail. It has a second sentence. "
                             f"And a third sentence about item {i}.", "test", "part") for i in range(20)]
     summary = build_irsc(records, tmp_path, BuildConfig(per_task=5, seed=1), show_progress=False)
-    assert "mixed" not in summary.built
+    assert "mixed" not in summary.counts
     assert {"setting": "mixed", "task": "part", "reason": "the sources have no paragraphs in zh"} in summary.skipped
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(tmp_path))
     task = mteb.get_task("IRSCPartRetrieval")

@@ -7,9 +7,8 @@ from mteb.languages import check_language_code
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.languages import eval_language, language_name
-from airbench_mteb.generation.airbench import AirBenchConfig
+from airbench_mteb.generation.airbench import AirBenchConfig, AirBenchPipeline
 from airbench_mteb.generation.airbench.candidates import CandidateSettings
-from airbench_mteb.generation.airbench.pipeline import AirBenchPipeline
 from airbench_mteb.generation.errors import GenerationError
 
 # what the AIR-Bench generator wrote before the tables (catalog eval_lang, the name in its prompts)

@@ -46,7 +46,7 @@ def test_a_quiet_e5_encode_draws_no_bar(monkeypatch: pytest.MonkeyPatch, capfd: 
 def test_airbench_quality_control_draws_its_bars_only_when_asked(show_progress: bool,
                                                                  capfd: pytest.CaptureFixture[str]) -> None:
     from airbench_mteb.generation.airbench.qc import QualityControl
-    from airbench_mteb.generation.airbench.rerankers import BiEncoderReranker, make_encoder
+    from airbench_mteb.generation.shared_models import BiEncoderReranker, make_encoder
     from tests.test_generation_units import _qc_case
 
     data, judge = _qc_case()

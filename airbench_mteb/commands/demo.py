@@ -1,6 +1,6 @@
 """`airbench-mteb demo`: the main job, offline — build a small real IRSC benchmark, evaluate the
 bundled models with mteb, print an MTEB-style table, compare the models and write the plots.
-Every step is a library call: ``generate_irsc``, ``mteb.evaluate``, ``report.irsc.main_score_table``,
+Every step is a library call: the IRSC ``generate``, ``mteb.evaluate``, ``report.irsc.main_score_table``,
 ``report.compare``, ``report.write_report``."""
 
 from __future__ import annotations
@@ -14,21 +14,22 @@ from typing import TYPE_CHECKING
 from airbench_mteb.models import BM25_MODEL, BUNDLED_ENCODERS
 
 if TYPE_CHECKING:
-    from airbench_mteb.generation.irsc import BuildConfig, BuildSummary
+    from airbench_mteb.generation.irsc import BuildConfig
+    from airbench_mteb.generation.summary import GenerationSummary
 
 DEMO_MODELS = (*BUNDLED_ENCODERS, BM25_MODEL)
 DEMO_PLOTS = ("table", "radar", "heatmap")
 
 
-async def build_demo_data(data: Path, config: BuildConfig, llm: bool) -> BuildSummary:
+async def build_demo_data(data: Path, config: BuildConfig, llm: bool) -> GenerationSummary:
     """IRSC from the shipped text; with ``llm`` also the LLM-made tasks, by the bundled GGUF model."""
-    from airbench_mteb.generation.irsc import generate_irsc
+    from airbench_mteb.generation.irsc import generate
     from airbench_mteb.generation.irsc.sources import shipped_records
     from airbench_mteb.generation.llm import LLMClient, ResponseCache, make_backend
 
     client = LLMClient(make_backend("llamacpp"), ResponseCache(data / ".work" / "llm_cache.sqlite")) if llm else None
     try:
-        return await generate_irsc(shipped_records(), data, config, client)
+        return await generate(config, data, client, sources=shipped_records())
     finally:
         if client is not None:
             await client.aclose()

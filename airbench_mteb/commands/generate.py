@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_
 
 if TYPE_CHECKING:
     from airbench_mteb.generation.airbench import AirBenchConfig
+    from airbench_mteb.generation.summary import GenerationSummary
 
 GENERATORS = (
     "airbench_mteb.commands.generate:register_airbench",
@@ -47,9 +47,8 @@ def _airbench_config(args: argparse.Namespace) -> AirBenchConfig:
 
 
 def _airbench(args: argparse.Namespace) -> int:
-    from airbench_mteb.generation.airbench import generate_airbench
-    from airbench_mteb.generation.airbench.pipeline import prepare_corpus
-    from airbench_mteb.generation.airbench.rerankers import ModelPlacement
+    from airbench_mteb.generation.airbench import generate, prepare_corpus
+    from airbench_mteb.generation.shared_models import ModelPlacement
 
     # every option, then the corpus, is checked before an LLM is loaded
     config = _airbench_config(args)
@@ -57,18 +56,19 @@ def _airbench(args: argparse.Namespace) -> int:
     options = llm_options(args)
     corpus = prepare_corpus(config)
 
-    async def run() -> Path:
+    async def run() -> GenerationSummary:
         client = client_from_args(options, args)
         try:
-            return await generate_airbench(config, client, args.out, placement, corpus=corpus, show_progress=True)
+            return await generate(config, args.out, client, placement=placement, corpus=corpus, show_progress=True)
         finally:
             await client.aclose()
             print(f"LLM: {client.account.summary()}")
 
-    out = asyncio.run(run())
-    print(f"dataset written to {out} (card: {out / 'README.md'}; use --data-dir {out} to evaluate it)")
-    kept = json.loads((out / "catalog_entry.json").read_text(encoding="utf-8"))["size"]["queries"]
-    if not sum(kept.values()):
+    summary = asyncio.run(run())
+    out = summary.root
+    print(summary.describe())
+    print(f"card: {out / 'README.md'}; use --data-dir {out} to evaluate it")
+    if not summary.total("queries"):
         print("airbench-mteb generate airbench: no query survived quality control; see "
               f"{out / 'qc_decisions.jsonl'} and {out / 'candidates.jsonl'}", file=sys.stderr)
         return 1

@@ -23,6 +23,7 @@ from airbench_mteb.generation.llm.factory import BACKENDS, LLMOptions, check_bas
 
 if TYPE_CHECKING:
     from airbench_mteb.generation.llm import LLMClient
+    from airbench_mteb.generation.summary import GenerationSummary
 
 Endpoint = tuple[str, str | None, str | None]  # (backend, model, base URL): sources on one endpoint share a client
 
@@ -63,7 +64,7 @@ def _endpoint_options(args: argparse.Namespace, sources: Sequence[LLMSource]) ->
 
 
 async def _run_with_clients(args: argparse.Namespace, cocktail_run: CocktailRun, sources: Sequence[LLMSource],
-                            endpoints: Mapping[Endpoint, LLMOptions]) -> dict[str, Any]:
+                            endpoints: Mapping[Endpoint, LLMOptions]) -> GenerationSummary:
     """One client per endpoint; each endpoint's account is printed and written to ``run_account.json``, also
     when the run fails."""
     by_endpoint: dict[Endpoint, LLMClient] = {}
@@ -95,9 +96,10 @@ def _cocktail(args: argparse.Namespace) -> int:
                             language=args.language)
     endpoints = _endpoint_options(args, sources)
     cocktail_run = CocktailRun(config, args.out)
-    manifest = asyncio.run(_run_with_clients(args, cocktail_run, sources, endpoints))
-    print(f"dataset written to {args.out} (card: {args.out / 'README.md'})")
-    failed = sum(s["outcomes"].get(FAILED, 0) for s in manifest["sources"].values())
+    summary = asyncio.run(_run_with_clients(args, cocktail_run, sources, endpoints))
+    print(summary.describe())
+    print(f"card: {args.out / 'README.md'}")
+    failed = sum(outcomes.get(FAILED, 0) for outcomes in summary.counts.values())
     if failed:
         print(f"airbench-mteb generate cocktail: {failed} rewrites failed and hold the human text; run the same "
               "command again to retry them", file=sys.stderr)

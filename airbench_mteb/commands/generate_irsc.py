@@ -19,8 +19,9 @@ HELP = "build the IRSC benchmark data (five query types, one unified corpus per 
 
 def build(args: argparse.Namespace) -> int:
     from airbench_mteb.data.files import atomic_write
-    from airbench_mteb.generation.irsc import BuildConfig, BuildSummary, generate_irsc, read_sources
+    from airbench_mteb.generation.irsc import BuildConfig, generate, read_sources
     from airbench_mteb.generation.irsc.sources import source_records
+    from airbench_mteb.generation.summary import GenerationSummary
 
     # every option, then every source record, is checked before an LLM is loaded
     config = BuildConfig(per_task=args.per_task, cross_per_task=args.cross_per_task, seed=args.seed,
@@ -29,10 +30,10 @@ def build(args: argparse.Namespace) -> int:
     pool = read_sources(source_records(args.source, hub=args.hub, hub_limit=args.hub_limit,
                                        shipped=args.offline or not (args.source or args.hub)))
 
-    async def run() -> BuildSummary:
+    async def run() -> GenerationSummary:
         client = client_from_args(options, args) if options is not None else None
         try:
-            return await generate_irsc(pool, args.out, config, client)
+            return await generate(config, args.out, client, sources=pool)
         finally:
             if client is not None:
                 await client.aclose()

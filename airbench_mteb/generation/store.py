@@ -17,6 +17,17 @@ from typing import Any
 from airbench_mteb.data.files import check_writable_target, make_folder
 from airbench_mteb.generation.errors import GenerationError
 
+WORK_DIR = ".work"  # a run's private folder inside its output: journal and response cache
+
+
+def work_folder(out: str | Path) -> Path:
+    return Path(out) / WORK_DIR
+
+
+def open_journal(out: str | Path) -> Journal:
+    """The journal of the run writing into ``out``: every generator resumes from the same place."""
+    return Journal(work_folder(out) / "journal.jsonl")
+
 
 class Journal:
     """Records ``{"kind": ..., "key": ..., ...}``; the latest record per (kind, key) wins on reload."""

@@ -1,9 +1,10 @@
-"""The AIR-Bench generation pipeline (arXiv 2412.13102, section 2 and Appendix A)."""
+"""The AIR-Bench generation pipeline (arXiv 2412.13102, section 2 and Appendix A).
 
-from airbench_mteb.generation.airbench.pipeline import (
-    AirBenchConfig,
-    AirBenchPipeline,
-    generate_airbench,
-)
+Like every generator: ``config`` holds the settings, ``generate`` the resumable run returning a
+:class:`~airbench_mteb.generation.summary.GenerationSummary`.
+"""
 
-__all__ = ["AirBenchConfig", "AirBenchPipeline", "generate_airbench"]
+from airbench_mteb.generation.airbench.config import AirBenchConfig
+from airbench_mteb.generation.airbench.generate import AirBenchPipeline, generate, prepare_corpus
+
+__all__ = ["AirBenchConfig", "AirBenchPipeline", "generate", "prepare_corpus"]

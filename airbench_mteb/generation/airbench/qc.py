@@ -34,10 +34,10 @@ from tqdm.auto import tqdm
 
 from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
-from airbench_mteb.generation.airbench.rerankers import DenseRecall, Encoder, Reranker
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient, Parsed
+from airbench_mteb.generation.shared_models import DenseRecall, Encoder, Reranker
 
 ORIGINAL_POSITIVE, HARD_NEGATIVE, UNLABELLED = "original_positive", "generated_hard_negative", "unlabelled"
 

@@ -12,11 +12,11 @@ information. The output is a multi-source folder the source-bias tasks read dire
 
 Modules, one job each: ``prompts`` (the prompt), ``answers`` (rewrite and refusal parsing),
 ``config`` (sources, settings, seeds), ``corpus`` (the input folder), ``sampling`` (which documents),
-``rewrite`` (one LLM call), ``run`` (the resumable run), ``output`` (files and card) and
+``rewrite`` (one LLM call), ``generate`` (the resumable run), ``output`` (files and card) and
 ``quality`` (the Appendix A.3 report of a generated folder).
 """
 
 from airbench_mteb.generation.cocktail.config import CocktailConfig, LLMSource
-from airbench_mteb.generation.cocktail.run import CocktailRun, generate_cocktail
+from airbench_mteb.generation.cocktail.generate import CocktailRun, generate
 
-__all__ = ["CocktailConfig", "CocktailRun", "LLMSource", "generate_cocktail"]
+__all__ = ["CocktailConfig", "CocktailRun", "LLMSource", "generate"]

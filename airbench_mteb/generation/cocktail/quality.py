@@ -155,7 +155,7 @@ def _sole_corpus_plot(path: Path, table: dict[str, Any], sources: Sequence[str])
 def quality_report(folder: str | Path, out: str | Path, *, models: Sequence[str] = (DEFAULT_MODEL,),
                    embedder: str = "minilm", seed: int = 0) -> dict[str, Any]:
     """Write ``report.md``, ``report.json`` and the plots into ``out``; return the figures."""
-    from airbench_mteb.generation.airbench.rerankers import make_encoder
+    from airbench_mteb.generation.shared_models import make_encoder
 
     folder, out = Path(folder).resolve(), Path(out)
     make_folder(out)

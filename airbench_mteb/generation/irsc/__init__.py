@@ -1,12 +1,13 @@
 """Building the IRSC benchmark (the IRSC paper, arXiv 2409.15763, section 3.2) from paired source data.
 
 ``sources`` reads the records (shipped text, local JSONL, the hub), ``records`` holds what a build
-reads and its settings, ``text`` derives queries without an LLM, ``prompts`` and ``llm_queries``
-have the LLM write them, ``sampling`` makes the seeded choices, ``build`` runs it all and
+reads and makes, ``config`` its settings, ``text`` derives queries without an LLM, ``prompts`` and ``llm_queries``
+have the LLM write them, ``sampling`` makes the seeded choices, ``generate`` runs it all and
 ``output`` writes the folder (layout in its docstring).
 """
 
-from airbench_mteb.generation.irsc.build import BuildSummary, build_irsc, generate_irsc, read_sources
-from airbench_mteb.generation.irsc.records import BuildConfig, SourceRecord
+from airbench_mteb.generation.irsc.config import BuildConfig
+from airbench_mteb.generation.irsc.generate import build_irsc, generate, read_sources
+from airbench_mteb.generation.irsc.records import SourceRecord
 
-__all__ = ["BuildConfig", "BuildSummary", "SourceRecord", "build_irsc", "generate_irsc", "read_sources"]
+__all__ = ["BuildConfig", "SourceRecord", "build_irsc", "generate", "read_sources"]

@@ -21,7 +21,8 @@ from typing import Any
 from airbench_mteb.catalog.irsc import LANGUAGES, corpus_languages
 from airbench_mteb.data.dataset_card import write_dataset_card
 from airbench_mteb.data.files import atomic_folder, atomic_write, write_jsonl, write_tsv
-from airbench_mteb.generation.irsc.records import BuildConfig, QueryPair
+from airbench_mteb.generation.irsc.config import BuildConfig
+from airbench_mteb.generation.irsc.records import QueryPair
 
 FORMAT_VERSION = 1
 FOLDER = "irsc"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -26,31 +25,15 @@ from tqdm.auto import tqdm
 from airbench_mteb.catalog.irsc import CROSS_SETTINGS, LANGUAGES, LLM_TASKS, SETTINGS, TASKS
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.irsc import output
+from airbench_mteb.generation.irsc.config import BuildConfig
 from airbench_mteb.generation.irsc.llm_queries import LLMWriter
-from airbench_mteb.generation.irsc.records import BuildConfig, QueryPair, SourceRecord
+from airbench_mteb.generation.irsc.records import QueryPair, SourceRecord
 from airbench_mteb.generation.irsc.sampling import SourcePool, pairs_to_translate, sample_pairs, seeded_rng, trim_corpus
 from airbench_mteb.generation.irsc.text import paragraph_fragment, paragraph_keywords
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient
-from airbench_mteb.generation.store import Journal
-
-WORK_DIR = ".work"
-
-
-@dataclass
-class BuildSummary:
-    root: Path
-    corpus_sizes: dict[str, int]
-    built: dict[str, dict[str, int]]  # setting -> task -> number of queries
-    skipped: list[dict[str, str]] = field(default_factory=list)  # {setting, task, reason}
-
-    def describe(self) -> str:
-        lines = [f"IRSC benchmark written to {self.root}"]
-        lines += [f"  corpus {lang}: {size} paragraphs" for lang, size in self.corpus_sizes.items()]
-        for setting, tasks in self.built.items():
-            lines.append(f"  {setting}: " + ", ".join(f"{task} {count}" for task, count in tasks.items()))
-        lines += [f"  skipped {s['setting']}/{s['task']}: {s['reason']}" for s in self.skipped]
-        return "\n".join(lines)
+from airbench_mteb.generation.store import open_journal
+from airbench_mteb.generation.summary import GenerationSummary, LLMUse, published_files
 
 
 class _Build:
@@ -156,19 +139,17 @@ def read_sources(records: Iterable[SourceRecord]) -> SourcePool:
     return pool
 
 
-async def generate_irsc(records: Iterable[SourceRecord] | SourcePool, out: str | Path,
-                        config: BuildConfig | None = None, client: LLMClient | None = None, *,
-                        show_progress: bool = True) -> BuildSummary:
+async def generate(config: BuildConfig, out: str | Path, client: LLMClient | None = None, *,
+                   sources: Iterable[SourceRecord] | SourcePool, show_progress: bool = True) -> GenerationSummary:
     """Build the IRSC dataset folder ``<out>/irsc`` (replaced as a whole only once complete) from source
     records (or their :func:`read_sources` pool); without ``client`` the parts that need an LLM are skipped
     and listed."""
-    config = config or BuildConfig()
     out = Path(out)
-    pool = records if isinstance(records, SourcePool) else read_sources(records)
+    pool = sources if isinstance(sources, SourcePool) else read_sources(sources)
     llm = None
     if client is not None:
         params = LLMParams(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed)
-        llm = LLMWriter(client, Journal(out / WORK_DIR / "journal.jsonl"), params)
+        llm = LLMWriter(client, open_journal(out), params)
     build = _Build(pool, config, llm, show_progress)
     try:
         await build.run()
@@ -183,11 +164,13 @@ async def generate_irsc(records: Iterable[SourceRecord] | SourcePool, out: str |
                                llm.name if llm else None)
     root = output.publish(out, lambda folder: output.write_folder(folder, pool.corpus, build.pairs, manifest))
     sizes = {lang: len(pool.corpus[lang]) for lang in LANGUAGES if pool.corpus[lang]}
-    return BuildSummary(root, sizes, built, build.skipped)
+    return GenerationSummary(family="IRSC", root=root, files=published_files(root),
+                             counts={"corpus": sizes, **built}, skipped=tuple(build.skipped),
+                             llm=None if client is None else LLMUse.of([client.account]))
 
 
 def build_irsc(records: Iterable[SourceRecord] | SourcePool, out: str | Path, config: BuildConfig | None = None,
-               client: LLMClient | None = None, *, show_progress: bool = True) -> BuildSummary:
-    """:func:`generate_irsc` in an event loop of its own, for callers outside one (an offline build, a
-    script); a command that also closes its LLM client awaits :func:`generate_irsc` in its own loop."""
-    return asyncio.run(generate_irsc(records, out, config, client, show_progress=show_progress))
+               client: LLMClient | None = None, *, show_progress: bool = True) -> GenerationSummary:
+    """:func:`generate` in an event loop of its own, for callers outside one (an offline build, a
+    script); a command that also closes its LLM client awaits :func:`generate` in its own loop."""
+    return asyncio.run(generate(config or BuildConfig(), out, client, sources=records, show_progress=show_progress))

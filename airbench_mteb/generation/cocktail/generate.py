@@ -24,9 +24,8 @@ from airbench_mteb.generation.cocktail.rewrite import rewrite
 from airbench_mteb.generation.cocktail.sampling import sample_corpus
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.client import LLMClient
-from airbench_mteb.generation.store import Journal
-
-WORK_DIR = ".work"
+from airbench_mteb.generation.store import open_journal
+from airbench_mteb.generation.summary import GenerationSummary, LLMUse, published_files
 
 
 def files_sha256(paths: Sequence[Path]) -> str:
@@ -50,7 +49,7 @@ class CocktailRun:
                                     min_words=config.min_words, max_words=config.max_words)
         if not self.sample.ids:
             raise GenerationError(f"no document of {config.corpus} has {config.min_words}-{config.max_words} words")
-        self.journal = Journal(self.out / WORK_DIR / "journal.jsonl")
+        self.journal = open_journal(self.out)
         self._check_journal()
         self.failures: dict[tuple[str, str], str] = {}
 
@@ -110,25 +109,28 @@ class CocktailRun:
         return {"status": FAILED, "reason": self.failures[(source, doc_id)]}
 
     async def run(self, clients: Mapping[str, LLMClient], concurrency: int = 4, *,
-                  show_progress: bool = True) -> dict[str, Any]:
+                  show_progress: bool = True) -> GenerationSummary:
         """Rewrite what the journal lacks and write the folder; ``clients`` maps source names to LLM clients
         (sources with one endpoint share one), ``concurrency`` is each client's limit of calls in flight.
-        Returns the manifest."""
+        The summary counts each source's rewrite outcomes."""
         missing = [s.name for s in self.config.sources if s.name not in clients]
         if missing:
             raise GenerationError(f"no LLM client for sources {missing}")
         self._check_llms(clients)
         await self._rewrite_all(clients, concurrency, show_progress)
         records = {s.name: [self._record(s.name, doc_id) for doc_id in self.sample.ids] for s in self.config.sources}
-        return write_output(self.out, self.config, self.data, self.sample, records, clients)
+        manifest = write_output(self.out, self.config, self.data, self.sample, records, clients)
+        return GenerationSummary(family="co*cktail", root=self.out, files=published_files(self.out),
+                                 counts={name: source["outcomes"] for name, source in manifest["sources"].items()},
+                                 llm=LLMUse.of(client.account for client in clients.values()))
 
     def close(self) -> None:
         self.journal.close()
 
 
-async def generate_cocktail(config: CocktailConfig, clients: Mapping[str, LLMClient], out: str | Path, *,
-                            concurrency: int = 4, show_progress: bool = True) -> dict[str, Any]:
-    """Rewrite, write ``out``; returns the manifest (see :meth:`CocktailRun.run`)."""
+async def generate(config: CocktailConfig, out: str | Path, clients: Mapping[str, LLMClient], *,
+                   concurrency: int = 4, show_progress: bool = True) -> GenerationSummary:
+    """Rewrite, write ``out`` (see :meth:`CocktailRun.run`)."""
     run = CocktailRun(config, out)
     try:
         return await run.run(clients, concurrency, show_progress=show_progress)

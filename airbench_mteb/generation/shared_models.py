@@ -1,4 +1,5 @@
-"""Embedding recall and pluggable rerankers for quality control (AIR-Bench section 2.4, Appendix A.3).
+"""The encoders and rerankers several generators use: the AIR-Bench quality control (embedding recall and
+pluggable rerankers, AIR-Bench section 2.4, Appendix A.3) and the co*cktail quality report (cosine figures).
 
 The AIR-Bench paper (arXiv 2412.13102, section 2.4) recalls with bge-m3 and re-ranks with several
 cross-encoders. Offline the bundled
@@ -192,7 +193,7 @@ class FlagReranker:
         return [float(s) for s in np.atleast_1d(result)]
 
 
-class LLMYesNoReranker:
+class LLMYesProbabilityReranker:
     """P(yes) of an LLM asked whether the document answers the query (one token, top log-probabilities)."""
 
     def __init__(self, client: LLMClient, seed: int = 0, document_chars: int = 1000) -> None:
@@ -237,7 +238,7 @@ def make_reranker(spec: str, client: LLMClient | None, placement: ModelPlacement
     if spec == "llm":
         if client is None:
             raise GenerationError("the llm reranker needs an LLM client")
-        return LLMYesNoReranker(client)
+        return LLMYesProbabilityReranker(client)
     if kind == "cross-encoder":
         return CrossEncoderReranker(arg, placement)
     if kind == "flag":

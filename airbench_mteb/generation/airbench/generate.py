@@ -8,11 +8,10 @@ unfinished ones from the cache, and produces the same files as an uninterrupted 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +20,10 @@ from tqdm.auto import tqdm
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, write_jsonl
 from airbench_mteb.data.languages import eval_language
-from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.attributes import AttributeSampler
-from airbench_mteb.generation.airbench.candidates import (
-    TASK_TYPES,
-    CandidateGenerator,
-    CandidateSettings,
-)
+from airbench_mteb.generation.airbench.candidates import CandidateGenerator
+from airbench_mteb.generation.airbench.config import AirBenchConfig
 from airbench_mteb.generation.airbench.corpus import (
     PreparedCorpus,
     prepare_qa_corpus,
@@ -47,68 +42,13 @@ from airbench_mteb.generation.airbench.qc import (
     LLMJudge,
     QCInput,
     QCResult,
-    QCSettings,
     QualityControl,
-)
-from airbench_mteb.generation.airbench.rerankers import (
-    DEFAULT_PLACEMENT,
-    ModelPlacement,
-    check_reranker_spec,
-    make_encoder,
-    make_reranker,
 )
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.client import LLMClient
-from airbench_mteb.generation.store import Journal
-
-WORK_DIR = ".work"
-
-
-@dataclass(frozen=True)
-class AirBenchConfig:
-    corpus: str
-    domain: str
-    language: str
-    task_type: str = "qa"
-    dataset: str = "default"
-    version: str = "custom"
-    num_queries: int = 100
-    seed: int = 0
-    rewrites: int = 2
-    candidates: CandidateSettings = field(default_factory=CandidateSettings)
-    qc: QCSettings = field(default_factory=QCSettings)
-    min_length: int = 30  # QA length filter, words (characters for zh/ja/ko/th)
-    max_length: int = 2000
-    chunk_size: int = 200  # Long-Doc SentenceSplitter setting (Appendix A.1)
-    chunk_overlap: int = 50
-    recall_encoder: str = ""  # "" = minilm for English, e5 otherwise
-    rerankers: tuple[str, ...] = ("minilm", "e5")
-    long_doc_split: str = "test"
-    source_name: str = ""
-    source_url: str = ""
-    source_license: str = "unknown"
-
-    def __post_init__(self) -> None:
-        checks.one_of("--task-type", self.task_type, TASK_TYPES)
-        if self.candidates.task_type != self.task_type or self.candidates.language != self.language:
-            raise GenerationError("candidate settings must carry the config's task type and language")
-        checks.whole_number("--num-queries", self.num_queries, 1)
-        checks.seed("--seed", self.seed)
-        checks.whole_number("--rewrites", self.rewrites, 0)
-        checks.whole_number("--min-length", self.min_length, 1)
-        checks.whole_number("--max-length", self.max_length, 1)
-        checks.ordered("--min-length", self.min_length, "--max-length", self.max_length)
-        checks.whole_number("chunk_size", self.chunk_size, 1)
-        checks.whole_number("chunk_overlap", self.chunk_overlap, 0, self.chunk_size - 1)
-        checks.one_of("long_doc_split", self.long_doc_split, ("dev", "test"))
-        if not self.rerankers:
-            raise GenerationError("--rerankers needs at least one reranker")
-        for spec in self.rerankers:
-            check_reranker_spec(spec)
-
-    def fingerprint(self) -> str:
-        """What decides the output; a journal made under another fingerprint cannot be resumed."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True, default=str).encode()).hexdigest()[:16]
+from airbench_mteb.generation.shared_models import DEFAULT_PLACEMENT, ModelPlacement, make_encoder, make_reranker
+from airbench_mteb.generation.store import open_journal
+from airbench_mteb.generation.summary import GenerationSummary, LLMUse, published_files
 
 
 def _check_language(language: str) -> None:
@@ -178,7 +118,7 @@ class AirBenchPipeline:
         self.placement = placement  # where the QC models run: not part of the fingerprint, a resume may move
         self.show_progress = show_progress
         self.stage_seconds: dict[str, float] = {}
-        self.journal = Journal(self.out / WORK_DIR / "journal.jsonl")
+        self.journal = open_journal(self.out)
         run = self.journal.get("run", "config")
         if run is None:
             self.journal.put("run", "config", fingerprint=config.fingerprint(), config=asdict(config))
@@ -228,7 +168,7 @@ class AirBenchPipeline:
         self.stage_seconds[stage] = round(now - started, 3)
         return now
 
-    async def finish(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]]) -> Path:
+    async def finish(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]]) -> GenerationSummary:
         """Quality control and output, from candidate records (made here or by ``generate_candidates``
         over shards elsewhere)."""
         c = self.config
@@ -240,13 +180,22 @@ class AirBenchPipeline:
         started = self._lap("load_qc_models", started)
         result = await QualityControl(judge, recall, rerankers, c.qc, show_progress=self.show_progress).run(data)
         started = self._lap("quality_control", started)
-        out = self._write(corpus, candidates, result, recall.name, [r.name for r in rerankers], judge.name)
+        entry = self._write(corpus, candidates, result, recall.name, [r.name for r in rerankers], judge.name)
         self._lap("write", started)
         with atomic_write(self.out / "run_account.json") as handle:
             json.dump({**self.client.account.as_dict(), "stage_seconds": self.stage_seconds}, handle, indent=1)
-        return out
+        return self._summary(entry, candidates)
 
-    async def run(self, corpus: PreparedCorpus | None = None) -> Path:
+    def _summary(self, entry: dict[str, Any], candidates: list[dict[str, Any]]) -> GenerationSummary:
+        outcomes = {"made": sum(r["status"] == "ok" for r in candidates),
+                    "dropped": sum(r["status"] != "ok" for r in candidates)}
+        return GenerationSummary(family="AIR-Bench", root=self.out, files=published_files(self.out),
+                                 counts={"queries": dict(entry["size"]["queries"]),
+                                         "corpus": {"documents": entry["size"]["corpus"]},
+                                         "candidates": outcomes},
+                                 llm=LLMUse.of([self.client.account]))
+
+    async def run(self, corpus: PreparedCorpus | None = None) -> GenerationSummary:
         """Run every stage (the corpus is prepared here unless given: see :func:`prepare_corpus`);
         ``run_account.json`` gets this process's LLM account and stage times (a resumed run shows what the
         resume itself cost)."""
@@ -259,7 +208,8 @@ class AirBenchPipeline:
         return await self.finish(corpus, candidates)
 
     def _write(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]], result: QCResult, recall: str,
-               rerankers: list[str], judge: str) -> Path:
+               rerankers: list[str], judge: str) -> dict[str, Any]:
+        """Write the dataset, its logs and card; returns the catalog entry written."""
         c = self.config
         splits = split_queries(list(result.queries), c.task_type, c.seed, c.long_doc_split)
         entry = catalog_entry(task_type=c.task_type, domain=c.domain, language=c.language, dataset=c.dataset,
@@ -296,15 +246,15 @@ class AirBenchPipeline:
             "distributions": distributions(candidates, set(result.queries)),
         }
         write_card(self.out / "README.md", card, entry)
-        return self.out
+        return entry
 
     def close(self) -> None:
         self.journal.close()
 
 
-async def generate_airbench(config: AirBenchConfig, client: LLMClient, out: str | Path,
-                            placement: ModelPlacement = DEFAULT_PLACEMENT, *, corpus: PreparedCorpus | None = None,
-                            show_progress: bool = False) -> Path:
+async def generate(config: AirBenchConfig, out: str | Path, client: LLMClient, *,
+                   placement: ModelPlacement = DEFAULT_PLACEMENT, corpus: PreparedCorpus | None = None,
+                   show_progress: bool = False) -> GenerationSummary:
     """Generate the dataset into ``out`` (resuming a run there) from ``corpus`` (by default prepared from
     ``config.corpus``); progress bars only with ``show_progress``."""
     pipeline = AirBenchPipeline(config, client, out, placement, show_progress=show_progress)

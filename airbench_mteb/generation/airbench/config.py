@@ -1,0 +1,60 @@
+"""The settings of an AIR-Bench generation run, checked when built (before any corpus or LLM is touched)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+from airbench_mteb.generation import checks
+from airbench_mteb.generation.airbench.candidates import TASK_TYPES, CandidateSettings
+from airbench_mteb.generation.airbench.qc import QCSettings
+from airbench_mteb.generation.errors import GenerationError
+from airbench_mteb.generation.shared_models import check_reranker_spec
+
+
+@dataclass(frozen=True)
+class AirBenchConfig:
+    corpus: str
+    domain: str
+    language: str
+    task_type: str = "qa"
+    dataset: str = "default"
+    version: str = "custom"
+    num_queries: int = 100
+    seed: int = 0
+    rewrites: int = 2
+    candidates: CandidateSettings = field(default_factory=CandidateSettings)
+    qc: QCSettings = field(default_factory=QCSettings)
+    min_length: int = 30  # QA length filter, words (characters for zh/ja/ko/th)
+    max_length: int = 2000
+    chunk_size: int = 200  # Long-Doc SentenceSplitter setting (Appendix A.1)
+    chunk_overlap: int = 50
+    recall_encoder: str = ""  # "" = minilm for English, e5 otherwise
+    rerankers: tuple[str, ...] = ("minilm", "e5")
+    long_doc_split: str = "test"
+    source_name: str = ""
+    source_url: str = ""
+    source_license: str = "unknown"
+
+    def __post_init__(self) -> None:
+        checks.one_of("--task-type", self.task_type, TASK_TYPES)
+        if self.candidates.task_type != self.task_type or self.candidates.language != self.language:
+            raise GenerationError("candidate settings must carry the config's task type and language")
+        checks.whole_number("--num-queries", self.num_queries, 1)
+        checks.seed("--seed", self.seed)
+        checks.whole_number("--rewrites", self.rewrites, 0)
+        checks.whole_number("--min-length", self.min_length, 1)
+        checks.whole_number("--max-length", self.max_length, 1)
+        checks.ordered("--min-length", self.min_length, "--max-length", self.max_length)
+        checks.whole_number("chunk_size", self.chunk_size, 1)
+        checks.whole_number("chunk_overlap", self.chunk_overlap, 0, self.chunk_size - 1)
+        checks.one_of("long_doc_split", self.long_doc_split, ("dev", "test"))
+        if not self.rerankers:
+            raise GenerationError("--rerankers needs at least one reranker")
+        for spec in self.rerankers:
+            check_reranker_spec(spec)
+
+    def fingerprint(self) -> str:
+        """What decides the output; a journal made under another fingerprint cannot be resumed."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True, default=str).encode()).hexdigest()[:16]
