@@ -6,7 +6,7 @@ Local format (``--source FILE.jsonl``), one object per line::
      "source": "my-dataset"}
 
 ``task`` and ``query`` are optional: without ``task`` the paragraph only joins the unified corpus;
-without ``query`` the build derives it (see ``airbench_mteb.generation.irsc.build``). ``source``
+without ``query`` the build derives it (see ``airbench_mteb.generation.irsc.generate``). ``source``
 defaults to the file name.
 
 Offline (no download): English from gensim's Wikipedia test sample (the 107 articles among its
