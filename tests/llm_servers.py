@@ -66,6 +66,8 @@ class CountingProxy(LoopbackServer):
         self.answered: Counter[str] = Counter()  # body hash -> times answered with upstream 200
         self.authorization: set[str] = set()
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0  # requests being handled: reset() waits for them, so none is counted in the next test
         proxy = self
 
         class Handler(JsonHandler):
@@ -74,6 +76,16 @@ class CountingProxy(LoopbackServer):
                     self._send(response.status, response.read())
 
             def do_POST(self) -> None:
+                with proxy._lock:
+                    proxy._in_flight += 1
+                try:
+                    self._forward()
+                finally:
+                    with proxy._idle:
+                        proxy._in_flight -= 1
+                        proxy._idle.notify_all()
+
+            def _forward(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 with proxy._lock:
                     proxy.requests += 1
@@ -108,8 +120,10 @@ class CountingProxy(LoopbackServer):
 
         self._serve(Handler)
 
-    def reset(self) -> None:
-        with self._lock:
+    def reset(self, wait: float = 120.0) -> None:
+        """Forget everything counted, once the requests still being handled (a client gave up on them) are done."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=wait)
             self.requests = 0
             self.answered.clear()
             self.faults.clear()

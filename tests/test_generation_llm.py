@@ -180,12 +180,12 @@ def test_faults_are_retried_and_accounted(proxy: CountingProxy, tmp_path: Path, 
 
     monkeypatch.setenv("AIRBENCH_MTEB_LLM_API_KEY", SECRET)
     proxy.reset()
-    proxy.delay = 2.5
+    proxy.delay = 14.0  # the client's timeout below, plus a margin: real answers on a loaded machine take seconds
     proxy.faults = [429, 500, "timeout", "malformed", None]
     caplog.set_level(logging.DEBUG)
 
     async def run():
-        backend = OpenAICompatibleBackend("smollm2", proxy.base_url, timeout=1.5)
+        backend = OpenAICompatibleBackend("smollm2", proxy.base_url, timeout=12.0)
         client = LLMClient(backend, ResponseCache(tmp_path / "cache.sqlite"), backoff=0.05, max_retries=4)
         started = time.monotonic()
         result = await client.parsed(
