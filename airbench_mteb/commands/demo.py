@@ -26,8 +26,9 @@ async def build_demo_data(data: Path, config: BuildConfig, llm: bool) -> Generat
     from airbench_mteb.generation.irsc import generate
     from airbench_mteb.generation.irsc.sources import shipped_records
     from airbench_mteb.generation.llm import LLMClient, ResponseCache, make_backend
+    from airbench_mteb.generation.store import llm_cache_path
 
-    client = LLMClient(make_backend("llamacpp"), ResponseCache(data / ".work" / "llm_cache.sqlite")) if llm else None
+    client = LLMClient(make_backend("llamacpp"), ResponseCache(llm_cache_path(data))) if llm else None
     try:
         return await generate(config, data, client, sources=shipped_records())
     finally:

@@ -46,5 +46,7 @@ def llm_options(args: argparse.Namespace, **changes: Any) -> LLMOptions:
 
 
 def client_from_args(options: LLMOptions, args: argparse.Namespace) -> LLMClient:
-    """The client the options describe, its answers cached in ``--cache`` (default: OUT/.work/llm_cache.sqlite)."""
-    return options.client(args.cache or args.out / ".work" / "llm_cache.sqlite")
+    """The client the options describe, its answers cached in ``--cache`` (default: the run's work folder)."""
+    from airbench_mteb.generation.store import llm_cache_path
+
+    return options.client(args.cache or llm_cache_path(args.out))

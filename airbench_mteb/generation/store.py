@@ -24,6 +24,11 @@ def work_folder(out: str | Path) -> Path:
     return Path(out) / WORK_DIR
 
 
+def llm_cache_path(out: str | Path) -> Path:
+    """The default response cache of the run writing into ``out``: a resumed or repeated run reuses its answers."""
+    return work_folder(out) / "llm_cache.sqlite"
+
+
 def open_journal(out: str | Path) -> Journal:
     """The journal of the run writing into ``out``: every generator resumes from the same place."""
     return Journal(work_folder(out) / "journal.jsonl")
