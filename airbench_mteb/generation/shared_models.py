@@ -19,7 +19,6 @@ import numpy as np
 from mteb import TaskMetadata
 
 from airbench_mteb.generation import checks
-from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient
@@ -207,6 +206,9 @@ class LLMYesProbabilityReranker:
         self._corpus = corpus
 
     async def _score(self, query: str, doc_id: str) -> float:
+        # imported here: the AIR-Bench package imports this module, so a top-level import is a cycle
+        from airbench_mteb.generation.airbench import prompts
+
         messages = prompts.render("relevance_yes_no", query=query, document=self._corpus[doc_id][:self.document_chars])
         completion = await self.client.complete(messages, self.params, "rerank")
         probability = completion.yes_probability()
