@@ -29,7 +29,7 @@ from airbench_mteb.generation.cocktail import CocktailConfig, LLMSource, generat
 from airbench_mteb.generation.cocktail.answers import REFUSED, REWRITTEN, UNPARSED, is_refusal, parse_answer
 from airbench_mteb.generation.cocktail.corpus import read_input
 from airbench_mteb.generation.cocktail.prompts import rewrite_messages
-from airbench_mteb.generation.cocktail.quality import jaccard, overlap, quality_report, random_partners, terms
+from airbench_mteb.generation.cocktail.quality import jaccard, overlap, random_partners, terms
 from airbench_mteb.generation.cocktail.sampling import sample_corpus
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm import Completion, LLMClient, LLMParams, ParseError, ResponseCache
@@ -337,8 +337,22 @@ def test_the_generated_folder_gives_relative_delta_through_the_bias_command(gene
             assert bias[f"relative_delta_ndcg_at_{k}_{source}"] == pytest.approx(expected, abs=1e-2)
 
 
-def test_quality_report(generated: Path, tmp_path: Path) -> None:
-    figures = quality_report(generated, tmp_path / "report", models=["airbench-mteb/bm25"])
+QUALITY_PLOTS = {"lengths.png", "term_similarity.png", "cosine.png", "sole_corpus.png"}
+
+
+@pytest.fixture(scope="module")
+def quality_folder(generated: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report folder `generate cocktail-report` writes for the generated run."""
+    from airbench_mteb.cli import main
+
+    out = tmp_path_factory.mktemp("quality") / "report"
+    assert main(["generate", "cocktail-report", "--data", str(generated), "--out", str(out),
+                 "--model", "airbench-mteb/bm25"]) == 0
+    return out
+
+
+def test_quality_report(generated: Path, quality_folder: Path) -> None:
+    figures = json.loads((quality_folder / "report.json").read_text())
     human = {row["_id"]: row["text"] for row in read_rows(generated / "corpus" / "human.jsonl")}
     for source in SOURCES:
         rows = [row for row in read_rows(generated / "corpus" / f"{source}.jsonl")
@@ -356,11 +370,23 @@ def test_quality_report(generated: Path, tmp_path: Path) -> None:
         assert entry["cosine_matching"]["mean"] > entry["cosine_random"]["mean"]
     for split in figures["sole_corpus"]["airbench-mteb/bm25"].values():
         assert set(split) == {"human", *SOURCES}
-    report = (tmp_path / "report" / "report.md").read_text()
+    report = (quality_folder / "report.md").read_text()
     assert "Table 9" in report and "Table 8" in report
     for name in figures["plots"]:
-        assert (tmp_path / "report" / name).read_bytes().startswith(b"\x89PNG")
-    assert set(figures["plots"]) == {"lengths.png", "term_similarity.png", "cosine.png", "sole_corpus.png"}
+        assert (quality_folder / name).read_bytes().startswith(b"\x89PNG")
+    assert set(figures["plots"]) == QUALITY_PLOTS
+
+
+def test_quality_plots_are_redrawn_through_the_report_registry(quality_folder: Path, tmp_path: Path) -> None:
+    from airbench_mteb.report import PLOTS, ReportRequest, write_report
+
+    assert "cocktail-quality" in PLOTS
+    written = write_report(["cocktail-quality"], ReportRequest(out=tmp_path, results=quality_folder))
+    assert {path.name for path in written} == QUALITY_PLOTS
+    for path in written:
+        assert path.read_bytes().startswith(b"\x89PNG") and path.parent == tmp_path
+    with pytest.raises(DatasetError, match=r"plot_data\.json"):
+        write_report(["cocktail-quality"], ReportRequest(out=tmp_path / "again", results=tmp_path))
 
 
 def test_term_measures_and_random_pairs() -> None:

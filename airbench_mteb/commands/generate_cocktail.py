@@ -17,7 +17,8 @@ from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_
 from airbench_mteb.generation.cocktail import CocktailConfig, CocktailRun, LLMSource
 from airbench_mteb.generation.cocktail.answers import FAILED
 from airbench_mteb.generation.cocktail.output import write_run_account
-from airbench_mteb.generation.cocktail.quality import DEFAULT_MODEL, plus_minus, quality_report
+from airbench_mteb.generation.cocktail.quality import DEFAULT_MODEL, compute_quality
+from airbench_mteb.generation.cocktail.quality_output import plus_minus, write_plot_data, write_report
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.factory import BACKENDS, LLMOptions, check_base_url
 
@@ -140,9 +141,13 @@ def _report_summary(figures: Mapping[str, Any]) -> None:
 
 
 def _cocktail_report(args: argparse.Namespace) -> int:
-    figures = quality_report(args.data, args.out, models=args.model or [DEFAULT_MODEL],
-                             embedder=args.embedder, seed=args.seed)
-    _report_summary(figures)
+    from airbench_mteb.report.cocktail_quality import draw_quality_plots
+
+    result = compute_quality(args.data, models=args.model or [DEFAULT_MODEL], embedder=args.embedder,
+                             seed=args.seed)
+    write_plot_data(args.out, result)
+    plots = draw_quality_plots(result.plot_data(), Path(args.out))
+    _report_summary(write_report(args.out, result, plots))
     print(f"report written to {Path(args.out) / 'report.md'}")
     return 0
 

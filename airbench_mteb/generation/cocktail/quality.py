@@ -5,7 +5,8 @@ lengths), term Jaccard and overlap of each rewrite with its original (Figure 6),
 of matching vs random <human, LLM> pairs (Figure 7, Table 9) and the retrieval quality of models on
 each source's corpus alone (Table 8, through the source-bias task). Term and embedding figures use
 the documents each LLM actually rewrote: refused, unparsed and failed rows hold the human text and
-would only inflate them. Output: ``report.md``, ``report.json`` and PNG plots.
+would only inflate them. :mod:`.quality_output` writes the figures (``report.json``, ``report.md``) and the
+per-document values the plots of ``report/cocktail_quality.py`` draw (``plot_data.json``).
 """
 
 from __future__ import annotations
@@ -15,19 +16,23 @@ import logging
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from airbench_mteb.catalog.user import COCKTAIL_MANIFEST
 from airbench_mteb.data.cocktail_source import read_source_corpora
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write, make_folder, read_jsonl
+from airbench_mteb.data.files import read_jsonl
 from airbench_mteb.generation.cocktail.answers import REWRITTEN
 from airbench_mteb.generation.cocktail.config import HUMAN
 from airbench_mteb.generation.cocktail.sampling import word_count
 from airbench_mteb.generation.errors import GenerationError
+
+if TYPE_CHECKING:
+    from airbench_mteb.generation.shared_models import Encoder
 
 logger = logging.getLogger(__name__)
 
@@ -102,151 +107,71 @@ def _stats(values: Sequence[float]) -> dict[str, float]:
             "median": round(float(np.median(array)), 4), "n": int(array.size)}
 
 
-def _histograms(path: Path, panels: dict[str, dict[str, Sequence[float]]], xlabel: dict[str, str],
-                bins: int = 30) -> Path:
-    import matplotlib
+@dataclass(frozen=True)
+class QualityResult:
+    """The figures of ``report.json`` and the per-document values its plots draw."""
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    manifest: dict[str, Any]  # the generated folder's manifest (LLM sources and their settings)
+    figures: dict[str, Any]  # report.json without its "plots" entry
+    lengths: dict[str, list[int]]  # source -> words per document (human first)
+    term_panels: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # panel -> source -> values
+    cosine_panel: dict[str, list[float]] = field(default_factory=dict)  # "<source>: matching|random" -> values
 
-    figure, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), squeeze=False)
-    for axis, (title, series) in zip(axes[0], panels.items(), strict=True):
-        low = min(min(v) for v in series.values())
-        high = max(max(v) for v in series.values())
-        edges = np.linspace(low, high if high > low else low + 1, bins + 1)
-        for label, values in series.items():
-            axis.hist(values, bins=edges, alpha=0.55, label=label)
-        axis.set_title(title)
-        axis.set_xlabel(xlabel[title])
-        axis.set_ylabel("documents")
-        axis.legend(fontsize=8)
-    figure.tight_layout()
-    with atomic_write(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=110)
-    plt.close(figure)
-    return path
+    def plot_data(self) -> dict[str, Any]:
+        """What ``plot_data.json`` holds: everything the quality plots need, nothing they must recompute."""
+        return {"embedder": self.figures["embedder"], "sources": list(self.lengths), "k_values": list(K_VALUES),
+                "lengths": self.lengths, "term_similarity": self.term_panels, "cosine": self.cosine_panel,
+                "sole_corpus": self.figures["sole_corpus"]}
 
 
-def _sole_corpus_plot(path: Path, table: dict[str, Any], sources: Sequence[str]) -> Path:
-    import matplotlib
+def _source_figures(source: str, ids: Sequence[str], texts: dict[str, dict[str, str]], outcomes: dict[str, str],
+                    human_vectors: dict[str, np.ndarray], encoder: Encoder, seed: int
+                    ) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """One LLM source's report.json entry and its per-document values (Jaccard, Overlap, cosines)."""
+    rewritten = [i for i in ids if outcomes[i] == REWRITTEN]
+    outcome_counts = {name: sum(1 for i in ids if outcomes[i] == name) for name in sorted(set(outcomes.values()))}
+    entry: dict[str, Any] = {"outcomes": outcome_counts, "rewritten": len(rewritten)}
+    if len(rewritten) < 2:
+        return entry, {}
+    pairs = [(terms(texts[source][i]), terms(texts[HUMAN][i])) for i in rewritten]
+    jaccards = [jaccard(g, h) for g, h in pairs]
+    overlaps = [overlap(g, h) for g, h in pairs]
+    llm_vectors = encoder.encode([texts[source][i] for i in rewritten], is_query=False)
+    human = np.stack([human_vectors[i] for i in rewritten])
+    matching = np.sum(human * llm_vectors, axis=1)
+    random_pairs = np.sum(human * llm_vectors[random_partners(len(rewritten), seed)], axis=1)
+    entry.update(jaccard=_stats(jaccards), overlap=_stats(overlaps),
+                 cosine_matching=_stats(matching), cosine_random=_stats(random_pairs),
+                 cosine_matching_at_least_0_9=round(float(np.mean(matching >= 0.9)), 4),
+                 identical_to_human=sum(texts[source][i] == texts[HUMAN][i] for i in rewritten))
+    return entry, {"jaccard": jaccards, "overlap": overlaps, "matching": matching.tolist(),
+                   "random": random_pairs.tolist()}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    rows = [(model, split) for model, splits in table.items() for split in splits]
-    figure, axes = plt.subplots(1, len(rows), figsize=(5.5 * len(rows), 3.8), squeeze=False)
-    width = 0.8 / len(sources)
-    for axis, (model, split) in zip(axes[0], rows, strict=True):
-        for i, source in enumerate(sources):
-            values = [100 * table[model][split][source][f"ndcg_at_{k}"] for k in K_VALUES]
-            axis.bar(np.arange(len(K_VALUES)) + i * width, values, width, label=source)
-        axis.set_xticks(np.arange(len(K_VALUES)) + width * (len(sources) - 1) / 2, [f"@{k}" for k in K_VALUES])
-        axis.set_ylabel("NDCG")
-        axis.set_title(f"{model.split('/')[-1]}, {split}: each corpus alone", fontsize=9)
-        axis.set_ylim(0, 125)  # room for the legend above the bars
-        axis.legend(fontsize=8, loc="upper center", ncol=len(sources))
-    figure.tight_layout()
-    with atomic_write(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=110)
-    plt.close(figure)
-    return path
-
-
-def quality_report(folder: str | Path, out: str | Path, *, models: Sequence[str] = (DEFAULT_MODEL,),
-                   embedder: str = "minilm", seed: int = 0) -> dict[str, Any]:
-    """Write ``report.md``, ``report.json`` and the plots into ``out``; return the figures."""
+def compute_quality(folder: str | Path, *, models: Sequence[str] = (DEFAULT_MODEL,), embedder: str = "minilm",
+                    seed: int = 0) -> QualityResult:
+    """The quality figures of a generated folder: lengths, term measures, cosines, each corpus alone."""
     from airbench_mteb.generation.shared_models import make_encoder
 
-    folder, out = Path(folder).resolve(), Path(out)
-    make_folder(out)
+    folder = Path(folder).resolve()
     manifest, texts, outcomes = read_folder(folder)
     llms = list(manifest["sources"])
     ids = list(texts[HUMAN])
     encoder = make_encoder(embedder)
     human_vectors = dict(zip(ids, encoder.encode([texts[HUMAN][i] for i in ids], is_query=False), strict=True))
-    figures: dict[str, Any] = {"folder": str(folder), "documents": len(ids), "embedder": encoder.name,
-                               "lengths": {}, "sources": {}}
     lengths = {source: [word_count(texts[source][i]) for i in ids] for source in texts}
-    figures["lengths"] = {source: _stats(values) for source, values in lengths.items()}
+    figures: dict[str, Any] = {"folder": str(folder), "documents": len(ids), "embedder": encoder.name,
+                               "lengths": {source: _stats(values) for source, values in lengths.items()},
+                               "sources": {}}
     term_panels: dict[str, dict[str, list[float]]] = {"Jaccard similarity": {}, "Overlap": {}}
     cosine_panel: dict[str, list[float]] = {}
     for source in llms:
-        rewritten = [i for i in ids if outcomes[source][i] == REWRITTEN]
-        outcome_counts = {name: sum(1 for i in ids if outcomes[source][i] == name)
-                          for name in sorted(set(outcomes[source].values()))}
-        entry: dict[str, Any] = {"outcomes": outcome_counts, "rewritten": len(rewritten)}
-        if len(rewritten) >= 2:
-            pairs = [(terms(texts[source][i]), terms(texts[HUMAN][i])) for i in rewritten]
-            jaccards = [jaccard(g, h) for g, h in pairs]
-            overlaps = [overlap(g, h) for g, h in pairs]
-            llm_vectors = encoder.encode([texts[source][i] for i in rewritten], is_query=False)
-            human = np.stack([human_vectors[i] for i in rewritten])
-            matching = np.sum(human * llm_vectors, axis=1)
-            partners = random_partners(len(rewritten), seed)
-            random_pairs = np.sum(human * llm_vectors[partners], axis=1)
-            entry.update(jaccard=_stats(jaccards), overlap=_stats(overlaps),
-                         cosine_matching=_stats(matching), cosine_random=_stats(random_pairs),
-                         cosine_matching_at_least_0_9=round(float(np.mean(matching >= 0.9)), 4),
-                         identical_to_human=sum(texts[source][i] == texts[HUMAN][i] for i in rewritten))
-            term_panels["Jaccard similarity"][source] = jaccards
-            term_panels["Overlap"][source] = overlaps
-            cosine_panel[f"{source}: matching"] = matching.tolist()
-            cosine_panel[f"{source}: random"] = random_pairs.tolist()
-        figures["sources"][source] = entry
+        figures["sources"][source], values = _source_figures(source, ids, texts, outcomes[source], human_vectors,
+                                                             encoder, seed)
+        if values:
+            term_panels["Jaccard similarity"][source] = values["jaccard"]
+            term_panels["Overlap"][source] = values["overlap"]
+            cosine_panel[f"{source}: matching"] = values["matching"]
+            cosine_panel[f"{source}: random"] = values["random"]
     figures["sole_corpus"] = sole_corpus_scores(folder, [HUMAN, *llms], models)
-    plots = [_histograms(out / "lengths.png", {"Text length": lengths}, {"Text length": "words"})]
-    if cosine_panel:
-        plots.append(_histograms(out / "term_similarity.png", term_panels,
-                                 {"Jaccard similarity": "Jaccard", "Overlap": "overlap"}))
-        plots.append(_histograms(out / "cosine.png", {"Embedding cosine": cosine_panel},
-                                 {"Embedding cosine": f"cosine ({encoder.name})"}))
-    plots.append(_sole_corpus_plot(out / "sole_corpus.png", figures["sole_corpus"], [HUMAN, *llms]))
-    figures["plots"] = [p.name for p in plots]
-    with atomic_write(out / "report.json") as handle:
-        json.dump(figures, handle, indent=1)
-    with atomic_write(out / "report.md") as handle:
-        handle.write(render_markdown(figures, manifest))
-    return figures
-
-
-def plus_minus(stats: dict[str, float] | None) -> str:
-    return f"{stats['mean']:.3f} ± {stats['std']:.3f}" if stats else "n/a"
-
-
-def render_markdown(figures: dict[str, Any], manifest: dict[str, Any]) -> str:
-    llms = list(figures["sources"])
-    lines = [f"# Quality report: {figures['folder']}", "",
-             f"{figures['documents']} documents; sources {', '.join(llms)} against {HUMAN} "
-             "(after co*cktail, Appendix A.3).", "",
-             "## Rewrite outcomes", "",
-             "| source | backend:model | temperature | rewritten | other outcomes |", "|---|---|---|---|---|"]
-    for source in llms:
-        spec, entry = manifest["sources"][source], figures["sources"][source]
-        other = ", ".join(f"{k} {v}" for k, v in entry["outcomes"].items() if k != REWRITTEN) or "none"
-        lines.append(f"| {source} | {spec['backend']}:{spec['model']} | {spec['temperature']} | "
-                     f"{entry['rewritten']} | {other} |")
-    lines += ["", "## Text length (words; Figure 5)", "", "| source | mean | median | std |", "|---|---|---|---|",
-              *(f"| {s} | {v['mean']:.1f} | {v['median']:.0f} | {v['std']:.1f} |"
-                for s, v in figures["lengths"].items()),
-              "", "![lengths](lengths.png)", "",
-              f"## Terms and semantics of rewritten documents (Figure 6, Figure 7, Table 9; embedder "
-              f"{figures['embedder']})", "",
-              "| source | Jaccard | overlap | cosine, matching pairs | cosine, random pairs | matching ≥ 0.9 | "
-              "identical to human |", "|---|---|---|---|---|---|---|"]
-    for source in llms:
-        e = figures["sources"][source]
-        lines.append(f"| {source} | {plus_minus(e.get('jaccard'))} | {plus_minus(e.get('overlap'))} | "
-                     f"{plus_minus(e.get('cosine_matching'))} | {plus_minus(e.get('cosine_random'))} | "
-                     f"{e.get('cosine_matching_at_least_0_9', 'n/a')} | {e.get('identical_to_human', 'n/a')} |")
-    if "term_similarity.png" in figures["plots"]:
-        lines += ["", "![term similarity](term_similarity.png)", "", "![cosine](cosine.png)"]
-    lines += ["", "## Each corpus alone (Table 8; NDCG × 100)", "",
-              "| model | split | corpus | " + " | ".join(f"@{k}" for k in K_VALUES) + " |",
-              "|---|---|---|" + "---|" * len(K_VALUES)]
-    for model, splits in figures["sole_corpus"].items():
-        for split, settings in splits.items():
-            for setting, scores in settings.items():
-                lines.append(f"| {model} | {split} | {setting} | "
-                             + " | ".join(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in K_VALUES) + " |")
-    lines += ["", "![sole corpus](sole_corpus.png)", ""]
-    return "\n".join(lines)
+    return QualityResult(manifest, figures, lengths, term_panels if cosine_panel else {}, cosine_panel)
