@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -401,3 +402,19 @@ def test_significance_compares_two_models_source_bias_as_an_independent_scipy_co
     assert r"\Delta_A - \Delta_B" in (out / "significance.tex").read_text()
     rows = list(csv.DictReader(io.StringIO((out / "significance.csv").read_text())))
     assert [r["metric"] for r in rows if r["level"] == "source_bias"] == [c["metric"] for c in bias["comparisons"]]
+
+
+def test_subsets_a_model_was_not_scored_on_are_left_out_with_a_note(runs: Runs, tmp_path: Path) -> None:
+    import mteb
+
+    from airbench_mteb.report.significance import significance
+
+    root = tmp_path / "results"
+    shutil.copytree(runs.root, root)
+    with settings_applied(data_dir=runs.data):  # BM25 also on the mixed setting, MiniLM on human only
+        mteb.evaluate(mteb.get_model(BM25), [mteb.get_task(COCKTAIL, hf_subsets=["mixed"], eval_splits=["test"])],
+                      cache=mteb.ResultCache(root), show_progress_bar=False)
+    assert {s["hf_subset"] for s in _task_result(root, BM25, COCKTAIL).scores["test"]} == {"human", "mixed"}
+    report = significance(root, [BM25, MINILM], tasks=[COCKTAIL])
+    assert {(c.split, c.subset) for c in report.comparisons} == {("test", "human")}
+    assert f"{COCKTAIL} test/mixed: not scored for {MINILM}, left out" in report.notes

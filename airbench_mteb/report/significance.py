@@ -343,9 +343,15 @@ def _task_entries(task: str, found: Mapping[str, Mapping[str, ModelTaskResult]],
     first = next(iter(by_model.values()))
     main = _main_score(task)
     metrics = {metric: main if metric == MAIN_SCORE else metric for metric in wanted}
+    scored_by = {label: {(split, subset) for split, subset, _ in _splits_and_subsets(result)}
+                 for label, result in by_model.items()}
     entries = []
     for split, subset, closed in _splits_and_subsets(first):
         if splits is not None and split not in splits:
+            continue
+        without = [label for label, scored in scored_by.items() if (split, subset) not in scored]
+        if without:  # a model evaluated on fewer subsets (hf_subsets=...): compare where all were scored
+            notes.append(f"{task} {split}/{subset}: not scored for {', '.join(without)}, left out")
             continue
         if closed:
             if splits is not None:
@@ -355,9 +361,9 @@ def _task_entries(task: str, found: Mapping[str, Mapping[str, ModelTaskResult]],
             continue
         entries.append(_entry(task, split, subset, kept, metrics))
     if not entries:
-        raise SignificanceError(f"{task} has no scored split to compare"
+        raise SignificanceError(f"{task} has no split and subset every model was scored on to compare"
                                 + (f" among {', '.join(splits)}" if splits is not None else
-                                   " (every split is closed-book: no qrels here)"))
+                                   " (closed-book splits have no qrels here)"))
     return entries
 
 
