@@ -267,6 +267,61 @@ def test_a_journal_is_only_resumed_with_the_settings_that_made_it(tmp_path: Path
                          out=tmp_path)
 
 
+class _StepClient:
+    """Answers every candidate step with fixed lists, and fails the rewrite numbered ``fail_rewrite``."""
+
+    def __init__(self, fail_rewrite: int | None = None) -> None:
+        self.fail_rewrite, self.rewrites = fail_rewrite, 0
+
+    async def parsed(self, messages: object, params: object, parse: object, stage: str) -> Parsed:
+        if stage == "rewrite":
+            self.rewrites += 1
+            if self.rewrites - 1 == self.fail_rewrite:
+                return Parsed(None, reason="no JSON object")
+            return Parsed(f"rewrite {self.rewrites}")
+        return Parsed({"characters": ["a judge"], "scenarios": ["in court"], "query": "what is bail",
+                       "hard_negatives": ["the document", "bail is a fish", "bail is a bucket"]}[stage])
+
+
+def _candidate(client: _StepClient, task_type: str = "qa") -> object:
+    from airbench_mteb.generation.airbench.attributes import QueryAttributes
+    from airbench_mteb.generation.airbench.candidates import CandidateGenerator, CandidateSettings
+
+    attributes = QueryAttributes("question", "less than 10 words", "overall", ("concise", "formal"))
+    generator = CandidateGenerator(client, CandidateSettings(task_type=task_type, hard_negatives=(3, 3)), seed=0)
+    return asyncio.run(generator.generate(4, "d7", "The Document", attributes))
+
+
+def test_a_candidate_keeps_its_journal_form_and_comes_back_from_it_unchanged() -> None:
+    from airbench_mteb.generation.airbench.records import Candidate
+
+    made = _candidate(_StepClient())
+    attributes = {"information": "overall", "length": "less than 10 words", "query_type": "question",
+                  "rewrite_styles": ["concise", "formal"]}
+    assert json.dumps(made.as_json()) == json.dumps({
+        "attributes": attributes, "character": "a judge", "hard_negatives": ["bail is a fish", "bail is a bucket"],
+        "hard_negatives_requested": 3, "index": 4, "original_query": "what is bail", "positive_id": "d7",
+        "query": "rewrite 2", "rewrites": [{"query": "rewrite 1", "style": "concise"},
+                                           {"query": "rewrite 2", "style": "formal"}],
+        "scenario": "in court", "status": "ok"})  # key order too: the journal and candidates.jsonl keep it
+    assert list(made.output_row())[-1] == "qid" and made.output_row()["qid"] == "q-4"
+    assert made.negative_ids == ["hn-4-0", "hn-4-1"]
+    assert Candidate.from_json(json.loads(json.dumps(made.as_json()))) == made
+
+
+def test_a_candidate_dropped_at_a_rewrite_keeps_what_it_reached_and_no_query_id() -> None:
+    from airbench_mteb.generation.airbench.records import Candidate
+
+    dropped = _candidate(_StepClient(fail_rewrite=1), task_type="long-doc")
+    row = dropped.output_row()
+    assert (row["status"], row["stage"], row["reason"]) == ("dropped", "rewrite-1", "no JSON object")
+    assert row["rewrites"] == [{"query": "rewrite 1", "style": "concise"}] and row["original_query"] == "what is bail"
+    assert not {"qid", "query", "hard_negatives", "hard_negatives_requested"} & set(row)
+    assert Candidate.from_json(row) == dropped and dropped.qid is None
+    long_doc = _candidate(_StepClient(), task_type="long-doc").as_json()
+    assert long_doc["hard_negatives"] == [] and "hard_negatives_requested" not in long_doc
+
+
 def test_a_split_without_queries_is_left_out_of_the_dataset() -> None:
     from airbench_mteb.generation.airbench.output import split_queries
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from airbench_mteb.data.languages import language_name
 from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.attributes import QueryAttributes
+from airbench_mteb.generation.airbench.records import Candidate, Rewrite
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient
@@ -67,18 +68,14 @@ class CandidateGenerator:
         return LLMParams(temperature=self.settings.temperature, max_tokens=max_tokens or self.settings.max_tokens,
                          seed=call_seed(self.seed, index, step), json_schema=schema)
 
-    async def generate(self, index: int, doc_id: str, document: str, attributes: QueryAttributes) -> dict[str, Any]:
-        """The candidate record of item ``index``; ``status`` is "dropped" (with stage and reason) when a
-        step's output never parsed."""
+    async def generate(self, index: int, doc_id: str, document: str, attributes: QueryAttributes) -> Candidate:
+        """The candidate of item ``index``; ``status`` is "dropped" (with stage and reason) when a step's
+        output never parsed."""
         s = self.settings
         rng = random.Random(f"candidate:{self.seed}:{index}")
         language = language_name(s.language)
         doc = document[:s.document_chars]
-        record: dict[str, Any] = {"index": index, "positive_id": doc_id, "attributes": attributes.as_dict(),
-                                  "status": "ok"}
-
-        def dropped(stage: str, reason: str) -> dict[str, Any]:
-            return {**record, "status": "dropped", "stage": stage, "reason": reason}
+        made = Candidate(index=index, positive_id=doc_id, attributes=attributes)
 
         characters = await self.client.parsed(
             prompts.render("characters", count=s.characters, language=language, document=doc),
@@ -86,57 +83,63 @@ class CandidateGenerator:
                                                                          s.short_text_chars, 1)),
             prompts.parse_string_list("characters", 1), "characters")
         if not characters.ok:
-            return dropped("characters", characters.reason)
-        record["character"] = rng.choice(characters.value)
+            return made.dropped("characters", characters.reason)
+        made = replace(made, character=rng.choice(characters.value))
 
         scenarios = await self.client.parsed(
             prompts.render("scenarios", count=s.scenarios, language=language, document=doc,
-                           character=record["character"]),
+                           character=made.character),
             self._params(index, "scenarios", prompts.string_list_schema("scenarios", s.scenarios,
                                                                         s.short_text_chars, 1)),
             prompts.parse_string_list("scenarios", 1), "scenarios")
         if not scenarios.ok:
-            return dropped("scenarios", scenarios.reason)
-        record["scenario"] = rng.choice(scenarios.value)
+            return made.dropped("scenarios", scenarios.reason)
+        made = replace(made, scenario=rng.choice(scenarios.value))
 
         query = await self.client.parsed(
-            prompts.render("query", character=record["character"], situation=record["scenario"], document=doc,
+            prompts.render("query", character=made.character, situation=made.scenario, document=doc,
                            query_type_instruction=prompts.QUERY_TYPE_INSTRUCTIONS[attributes.query_type],
                            length=attributes.length, language=language,
                            information_instruction=prompts.INFORMATION_INSTRUCTIONS[attributes.information]),
             self._params(index, "query", prompts.string_schema("query", s.short_text_chars)),
             prompts.parse_string("query"), "query")
         if not query.ok:
-            return dropped("query", query.reason)
-        record["original_query"] = current = query.value
+            return made.dropped("query", query.reason)
+        made = replace(made, original_query=query.value, rewrites=())
 
-        record["rewrites"] = []
         for number, style in enumerate(attributes.rewrite_styles):
             rewrite = await self.client.parsed(
                 prompts.render("rewrite", style=style, query_type=attributes.query_type, length=attributes.length,
-                               language=language, query=current, document=doc),
+                               language=language, query=self._current(made), document=doc),
                 self._params(index, f"rewrite-{number}", prompts.string_schema("query", s.short_text_chars)),
                 prompts.parse_string("query"), "rewrite")
             if not rewrite.ok:
-                return dropped(f"rewrite-{number}", rewrite.reason)
-            current = rewrite.value
-            record["rewrites"].append({"style": style, "query": current})
-        record["query"] = current
-
-        record["hard_negatives"] = []
+                return made.dropped(f"rewrite-{number}", rewrite.reason)
+            made = replace(made, rewrites=(*made.rewrites, Rewrite(style=style, query=rewrite.value)))
+        made = replace(made, query=self._current(made), hard_negatives=())
         if s.task_type == "qa":
-            count = rng.randint(*s.hard_negatives)
-            # a hard negative costs about a token per 3-4 characters; leave room for the JSON around them
-            budget = count * (s.hard_negative_chars // 3 + 8) + 16
-            negatives = await self.client.parsed(
-                prompts.render("hard_negatives", count=count, language=language, query=current, document=doc),
-                self._params(index, "hard_negatives",
-                             prompts.string_list_schema("documents", count, s.hard_negative_chars),
-                             max_tokens=max(s.max_tokens, budget)),
-                prompts.parse_string_list("documents", min(count, s.hard_negatives[0])), "hard_negatives")
-            if not negatives.ok:
-                return dropped("hard_negatives", negatives.reason)
-            positive = " ".join(document.split()).casefold()
-            record["hard_negatives"] = [n for n in negatives.value if n.casefold() != positive]
-            record["hard_negatives_requested"] = count
-        return record
+            return await self._hard_negatives(made, rng, language, doc, document)
+        return made
+
+    @staticmethod
+    def _current(made: Candidate) -> str:
+        """The query as rewritten so far."""
+        return made.rewrites[-1].query if made.rewrites else made.original_query
+
+    async def _hard_negatives(self, made: Candidate, rng: random.Random, language: str, doc: str,
+                              document: str) -> Candidate:
+        s = self.settings
+        count = rng.randint(*s.hard_negatives)
+        # a hard negative costs about a token per 3-4 characters; leave room for the JSON around them
+        budget = count * (s.hard_negative_chars // 3 + 8) + 16
+        negatives = await self.client.parsed(
+            prompts.render("hard_negatives", count=count, language=language, query=made.query, document=doc),
+            self._params(made.index, "hard_negatives",
+                         prompts.string_list_schema("documents", count, s.hard_negative_chars),
+                         max_tokens=max(s.max_tokens, budget)),
+            prompts.parse_string_list("documents", min(count, s.hard_negatives[0])), "hard_negatives")
+        if not negatives.ok:
+            return made.dropped("hard_negatives", negatives.reason)
+        positive = " ".join(document.split()).casefold()
+        return replace(made, hard_negatives=tuple(n for n in negatives.value if n.casefold() != positive),
+                       hard_negatives_requested=count)

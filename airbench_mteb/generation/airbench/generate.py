@@ -44,6 +44,7 @@ from airbench_mteb.generation.airbench.qc import (
     QCResult,
     QualityControl,
 )
+from airbench_mteb.generation.airbench.records import Candidate
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.client import LLMClient
 from airbench_mteb.generation.shared_models import DEFAULT_PLACEMENT, ModelPlacement, make_encoder, make_reranker
@@ -80,15 +81,6 @@ def _check_enough_documents(config: AirBenchConfig, corpus: PreparedCorpus) -> N
                               f"left after corpus preparation of {config.corpus}")
 
 
-def _canonical(record: dict[str, Any]) -> dict[str, Any]:
-    """The record as the journal gives it back (sorted keys), so fresh and resumed runs write the same bytes."""
-    return json.loads(json.dumps(record, sort_keys=True, ensure_ascii=False))
-
-
-def _item_ids(index: int, negatives: int) -> tuple[str, list[str]]:
-    return f"q-{index}", [f"hn-{index}-{j}" for j in range(negatives)]
-
-
 def plan_items(config: AirBenchConfig, corpus: PreparedCorpus) -> list[dict[str, Any]]:
     """The seeded choice of positive documents: rows ``{index, positive_id, text}``, one per query to make.
     Rows are independent, so they can be cut into JSONL shards and processed anywhere."""
@@ -99,13 +91,13 @@ def plan_items(config: AirBenchConfig, corpus: PreparedCorpus) -> list[dict[str,
 
 
 async def generate_candidates(rows: list[dict[str, Any]], config: AirBenchConfig,
-                              client: LLMClient) -> list[dict[str, Any]]:
+                              client: LLMClient) -> list[Candidate]:
     """Candidate records for a shard of ``plan_items`` rows (same result as inside a full run)."""
     generator = CandidateGenerator(client, config.candidates, config.seed)
     sampler = AttributeSampler(config.task_type, config.seed, config.rewrites)
     records = await asyncio.gather(*(generator.generate(r["index"], r["positive_id"], r["text"],
                                                         sampler.sample(r["index"])) for r in rows))
-    return [_canonical(r) for r in records]
+    return list(records)
 
 
 class AirBenchPipeline:
@@ -129,35 +121,34 @@ class AirBenchPipeline:
             self.journal.pin("llm", "identity", dict(client.backend.identity),
                              "this run was made by another LLM; use another --out, or the same LLM to resume it")
 
-    async def _candidates(self, corpus: PreparedCorpus) -> list[dict[str, Any]]:
+    async def _candidates(self, corpus: PreparedCorpus) -> list[Candidate]:
         rows = plan_items(self.config, corpus)
         generator = CandidateGenerator(self.client, self.config.candidates, self.config.seed)
         sampler = AttributeSampler(self.config.task_type, self.config.seed, self.config.rewrites)
-        done = {int(r["key"]): r["record"] for r in self.journal.records("candidate")}
+        done = {int(r["key"]): Candidate.from_json(r["record"]) for r in self.journal.records("candidate")}
         account = self.client.account
         with tqdm(total=len(rows), initial=len(done), desc="candidates", unit="item",
                   disable=not self.show_progress) as bar:
             async def one(row: dict[str, Any]) -> None:
                 index = row["index"]
                 record = await generator.generate(index, row["positive_id"], row["text"], sampler.sample(index))
-                self.journal.put("candidate", str(index), record=record)
-                done[index] = _canonical(record)
+                self.journal.put("candidate", str(index), record=record.as_json())
+                done[index] = record
                 bar.set_postfix(tokens=account.tokens_in + account.tokens_out, cached=account.cache_hits)
                 bar.update()
             await asyncio.gather(*(one(row) for row in rows if row["index"] not in done))
         return [done[row["index"]] for row in rows]
 
-    def _qc_input(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]]) -> QCInput:
+    def _qc_input(self, corpus: PreparedCorpus, candidates: list[Candidate]) -> QCInput:
         data = QCInput(queries={}, positives={}, hard_negatives={}, corpus=dict(corpus.documents))
         for record in candidates:
-            if record["status"] != "ok":
+            if not record.ok:
                 continue
-            qid, negative_ids = _item_ids(record["index"], len(record["hard_negatives"]))
-            record["qid"] = qid
-            data.queries[qid] = record["query"]
-            data.positives[qid] = record["positive_id"]
+            qid, negative_ids = record.qid, record.negative_ids
+            data.queries[qid] = record.query
+            data.positives[qid] = record.positive_id
             data.hard_negatives[qid] = negative_ids
-            for doc_id, text in zip(negative_ids, record["hard_negatives"], strict=True):
+            for doc_id, text in zip(negative_ids, record.hard_negatives, strict=True):
                 if doc_id in data.corpus:
                     raise GenerationError(f"generated document id {doc_id!r} collides with a corpus id")
                 data.corpus[doc_id] = text
@@ -168,7 +159,7 @@ class AirBenchPipeline:
         self.stage_seconds[stage] = round(now - started, 3)
         return now
 
-    async def finish(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]]) -> GenerationSummary:
+    async def finish(self, corpus: PreparedCorpus, candidates: list[Candidate]) -> GenerationSummary:
         """Quality control and output, from candidate records (made here or by ``generate_candidates``
         over shards elsewhere)."""
         c = self.config
@@ -186,9 +177,8 @@ class AirBenchPipeline:
             json.dump({**self.client.account.as_dict(), "stage_seconds": self.stage_seconds}, handle, indent=1)
         return self._summary(entry, candidates)
 
-    def _summary(self, entry: dict[str, Any], candidates: list[dict[str, Any]]) -> GenerationSummary:
-        outcomes = {"made": sum(r["status"] == "ok" for r in candidates),
-                    "dropped": sum(r["status"] != "ok" for r in candidates)}
+    def _summary(self, entry: dict[str, Any], candidates: list[Candidate]) -> GenerationSummary:
+        outcomes = {"made": sum(r.ok for r in candidates), "dropped": sum(not r.ok for r in candidates)}
         return GenerationSummary(family="AIR-Bench", root=self.out, files=published_files(self.out),
                                  counts={"queries": dict(entry["size"]["queries"]),
                                          "corpus": {"documents": entry["size"]["corpus"]},
@@ -207,7 +197,7 @@ class AirBenchPipeline:
         self._lap("candidates", started)
         return await self.finish(corpus, candidates)
 
-    def _write(self, corpus: PreparedCorpus, candidates: list[dict[str, Any]], result: QCResult, recall: str,
+    def _write(self, corpus: PreparedCorpus, candidates: list[Candidate], result: QCResult, recall: str,
                rerankers: list[str], judge: str) -> dict[str, Any]:
         """Write the dataset, its logs and card; returns the catalog entry written."""
         c = self.config
@@ -216,14 +206,14 @@ class AirBenchPipeline:
                               version=c.version, source_name=corpus.source, source_url=c.source_url,
                               source_license=c.source_license, result=result, splits=splits)
         write_dataset(self.out, entry, result, splits)
-        write_jsonl(self.out / "candidates.jsonl", candidates)
+        write_jsonl(self.out / "candidates.jsonl", (r.output_row() for r in candidates))
         write_jsonl(self.out / "qc_decisions.jsonl", result.decisions)
         with atomic_write(self.out / "catalog_entry.json") as handle:
             json.dump(entry, handle, indent=1, ensure_ascii=False)
         dropped: dict[str, int] = {}
         for record in candidates:
-            if record["status"] != "ok":
-                dropped[record["stage"]] = dropped.get(record["stage"], 0) + 1
+            if not record.ok:
+                dropped[record.stage] = dropped.get(record.stage, 0) + 1
         card = {
             "task_type": c.task_type, "domain": c.domain, "language": c.language, "dataset": c.dataset,
             "version": c.version,

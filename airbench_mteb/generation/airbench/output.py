@@ -21,6 +21,7 @@ from airbench_mteb.data.languages import eval_language
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
 from airbench_mteb.generation.airbench.corpus import text_length
 from airbench_mteb.generation.airbench.qc import QCResult
+from airbench_mteb.generation.airbench.records import Candidate
 
 MTEB_DOMAINS = {"arxiv": "Academic", "science": "Academic", "book": "Non-fiction", "finance": "Financial",
                 "healthcare": "Medical", "law": "Legal", "news": "News", "web": "Web", "msmarco": "Web",
@@ -86,20 +87,20 @@ def write_dataset(out: Path, entry_data: dict[str, Any], result: QCResult,
     return written
 
 
-def distributions(candidates: list[dict[str, Any]], kept: set[str]) -> dict[str, dict[str, int]]:
+def distributions(candidates: list[Candidate], kept: set[str]) -> dict[str, dict[str, int]]:
     """Query type, length, information and rewrite style counts of the kept queries (like Tables 3/10)."""
     counts: dict[str, Counter[str]] = {"query_type": Counter(), "length": Counter(), "information": Counter(),
                                        "final_style": Counter(), "rewrite_styles": Counter()}
     for record in candidates:
-        if record.get("qid") not in kept:
+        if record.qid not in kept:
             continue
-        a = record["attributes"]
-        counts["query_type"][a["query_type"]] += 1
-        counts["length"][a["length"]] += 1
-        counts["information"][a["information"]] += 1
-        counts["rewrite_styles"].update(a["rewrite_styles"])
-        if a["rewrite_styles"]:
-            counts["final_style"][a["rewrite_styles"][-1]] += 1
+        a = record.attributes
+        counts["query_type"][a.query_type] += 1
+        counts["length"][a.length] += 1
+        counts["information"][a.information] += 1
+        counts["rewrite_styles"].update(a.rewrite_styles)
+        if a.rewrite_styles:
+            counts["final_style"][a.rewrite_styles[-1]] += 1
     return {k: dict(sorted(v.items())) for k, v in counts.items()}
 
 
