@@ -77,6 +77,7 @@ class Settings:
     ci_resamples: int = DEFAULT_CI_RESAMPLES
 
     def __post_init__(self) -> None:
+        self._paths_as_paths()
         if self.ci is not None and self.ci not in CI_METHODS:
             raise SettingsError(f"confidence intervals {self.ci!r} are not one of {', '.join(CI_METHODS)} or off "
                                 f"(${CI_ENV})")
@@ -91,6 +92,16 @@ class Settings:
             raise SettingsError(f"the cache {self.cache_dir} is not a folder (${CACHE_ENV})")
         if not isinstance(self.keep_titles, bool):
             raise SettingsError(f"keep_titles must be True or False, got {self.keep_titles!r} (${KEEP_TITLES_ENV})")
+
+    def _paths_as_paths(self) -> None:
+        """``configure(data_dir="...")`` from a script: a str or other path-like becomes a Path; anything else is refused."""
+        for name in ("data_dir", "cache_dir", "embedding_cache", "user_catalog"):
+            value = getattr(self, name)
+            if value is None and name in ("data_dir", "embedding_cache"):
+                continue
+            if not isinstance(value, (str, os.PathLike)):
+                raise SettingsError(f"{name} must be a path, got {value!r} (${_VARIABLES[name]})")
+            object.__setattr__(self, name, Path(value))
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from airbench_mteb.cli import main
-from airbench_mteb.settings import DATA_DIR_ENV, KEEP_TITLES_ENV, Settings, SettingsError, configure
+from airbench_mteb.settings import DATA_DIR_ENV, KEEP_TITLES_ENV, Settings, SettingsError, configure, settings_applied
 
 
 @pytest.mark.parametrize(("argv", "named"), [
@@ -155,6 +155,13 @@ def test_a_cache_variable_naming_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "cache").write_text("")
     with pytest.raises(SettingsError, match=r"\$AIRBENCH_MTEB_CACHE"):
         Settings.from_environment({"AIRBENCH_MTEB_CACHE": str(tmp_path / "cache")})
+
+
+def test_a_script_may_give_paths_as_strings_and_gets_a_settings_error_for_anything_else(tmp_path: Path) -> None:
+    with settings_applied(data_dir=str(tmp_path), cache_dir=str(tmp_path / "cache")) as settings:
+        assert (settings.data_dir, settings.cache_dir) == (tmp_path, tmp_path / "cache")
+    with pytest.raises(SettingsError, match=r"data_dir must be a path, got 3 \(\$AIRBENCH_MTEB_DATA_DIR\)"):
+        configure(data_dir=3)
 
 
 def test_data_dir_option_stands_in_for_a_stale_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
