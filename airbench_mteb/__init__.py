@@ -6,11 +6,11 @@ after ``pip install`` the start-up hook does the same whenever ``mteb`` is impor
 
 from __future__ import annotations
 
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.registry import register_all
 
 __version__ = "0.1.0"
 
 register_all()
 
-__all__ = ["DatasetError", "__version__", "register_all"]
+__all__ = ["DatasetError", "OptionError", "__version__", "register_all"]
