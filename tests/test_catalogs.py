@@ -177,6 +177,21 @@ def test_register_dataset_takes_an_irsc_build_and_updates_it_when_registered_aga
     assert "not a generated dataset" in capsys.readouterr().err
 
 
+def test_a_generators_summary_gives_the_entry_register_dataset_makes_of_its_folder(tmp_path: Path) -> None:
+    from airbench_mteb.catalog.user import folder_entry, generated_entry
+    from airbench_mteb.generation.summary import GenerationSummary
+
+    build = irsc_build(tmp_path / "build")  # an IRSC run reports its irsc/ folder, not the build folder
+    irsc = GenerationSummary(family="IRSC", root=build / "irsc", files=("manifest.json",), counts={})
+    assert generated_entry(irsc, "v2") == folder_entry(build, "v2")
+    folder = cocktail_folder(tmp_path / "nf")
+    made = GenerationSummary(family="co*cktail", root=folder, files=("cocktail.json", "queries.jsonl"), counts={})
+    assert generated_entry(made) == folder_entry(folder)
+    # what the run reports decides, not what else the folder holds
+    with pytest.raises(DatasetError, match="not a generated dataset"):
+        generated_entry(GenerationSummary(family="co*cktail", root=folder, files=("queries.jsonl",), counts={}))
+
+
 def test_a_real_generate_cocktail_output_registers_as_a_task_that_loads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The manifest `generate cocktail` writes is what registration reads (bundled SmolLM2, 5 documents)."""

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from mteb.types import Licenses
 from pydantic import Field, model_validator
@@ -294,14 +294,38 @@ def folder_entry(folder: Path, name: str | None = None) -> UserEntry:
     """
     if not folder.is_dir():
         raise DatasetError("not a folder" if folder.exists() else "no such folder", path=folder)
-    if (folder / AIRBENCH_ENTRY_FILE).exists():
+    return _described_entry(folder, Path.exists, name)
+
+
+class GeneratedOutput(Protocol):
+    """What a generator reports it wrote (``generation.summary.GenerationSummary`` has this shape)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def files(self) -> tuple[str, ...]: ...
+
+
+def generated_entry(made: GeneratedOutput, name: str | None = None) -> UserEntry:
+    """The entry of what a generator just wrote, found by the files it reports: the folder is not searched,
+    only the family's description (catalog entry or manifest) is read. Raises as :func:`folder_entry`."""
+    written = {made.root / file for file in made.files}
+    # an IRSC run reports its build's irsc/ folder, the other generators the dataset folder itself
+    folder = made.root.parent if made.root.parent / IRSC_MANIFEST in written else made.root
+    return _described_entry(folder, written.__contains__, name)
+
+
+def _described_entry(folder: Path, holds: Callable[[Path], bool], name: str | None) -> UserEntry:
+    """The entry of ``folder`` by the description file it ``holds``."""
+    if holds(folder / AIRBENCH_ENTRY_FILE):
         if name is not None:
             raise DatasetError("an AIR-Bench dataset is named by its catalog entry (version, task type, domain, "
                                "language, dataset): edit those instead of passing --name", path=folder / AIRBENCH_ENTRY_FILE)
         return airbench_folder_entry(folder)
-    if (folder / COCKTAIL_MANIFEST).exists():
+    if holds(folder / COCKTAIL_MANIFEST):
         return cocktail_folder_entry(folder, name)
-    if (folder / IRSC_MANIFEST).exists():
+    if holds(folder / IRSC_MANIFEST):
         return irsc_build_entry(folder, name)
     raise DatasetError(f"not a generated dataset: no {AIRBENCH_ENTRY_FILE} (`generate airbench`), "
                        f"{COCKTAIL_MANIFEST} (`generate cocktail`) or {IRSC_MANIFEST} (`generate irsc`)", path=folder)
