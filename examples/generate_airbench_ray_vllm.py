@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from pathlib import Path
 
 import ray
 
 from airbench_mteb.generation.airbench import AirBenchConfig, AirBenchPipeline
 from airbench_mteb.generation.airbench.candidates import CandidateSettings
-from airbench_mteb.generation.airbench.pipeline import generate_candidates, plan_items, prepare_corpus
+from airbench_mteb.generation.airbench.generate import generate_candidates, plan_items, prepare_corpus
+from airbench_mteb.generation.airbench.records import Candidate
 from airbench_mteb.generation.llm import LLMClient, ResponseCache
 from airbench_mteb.generation.llm.openai_backend import OpenAICompatibleBackend
+from airbench_mteb.generation.store import llm_cache_path, work_folder
 
 
 def make_client(args: argparse.Namespace, cache: Path) -> LLMClient:
@@ -35,12 +38,13 @@ class CandidateShard:
 
     def __init__(self, args: argparse.Namespace, config: AirBenchConfig) -> None:
         self.config = config
-        self.client = make_client(args, Path(args.out) / ".work" / f"cache-{ray.get_runtime_context().get_actor_id()}.sqlite")
+        self.client = make_client(args, work_folder(args.out) / f"cache-{ray.get_runtime_context().get_actor_id()}.sqlite")
 
     def __call__(self, batch: dict) -> dict:
         rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)]
         records = asyncio.run(generate_candidates(rows, self.config, self.client))
-        return {"record": records}
+        # JSON text: a dropped candidate lacks the fields it never reached, which a table column cannot say
+        return {"record": [json.dumps(r.as_json()) for r in records]}
 
 
 def main() -> None:
@@ -66,9 +70,9 @@ def main() -> None:
                   .map_batches(CandidateShard, fn_constructor_args=(args, config), batch_size=64,
                                concurrency=args.workers)
                   .take_all())
-    records = sorted((row["record"] for row in candidates), key=lambda r: r["index"])
+    records = sorted((Candidate.from_json(json.loads(row["record"])) for row in candidates), key=lambda r: r.index)
 
-    client = make_client(args, Path(args.out) / ".work" / "llm_cache.sqlite")
+    client = make_client(args, llm_cache_path(args.out))
     pipeline = AirBenchPipeline(config, client, args.out)
     try:
         asyncio.run(pipeline.finish(corpus, records))
