@@ -267,6 +267,27 @@ def test_a_journal_is_only_resumed_with_the_settings_that_made_it(tmp_path: Path
                          out=tmp_path)
 
 
+def test_a_journal_follows_the_corpus_content_not_its_path(tmp_path: Path) -> None:
+    import shutil
+
+    from airbench_mteb.generation.airbench import AirBenchConfig, AirBenchPipeline
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "d1", "text": "Tomatoes need sun."}\n', encoding="utf-8")
+    moved = tmp_path / "elsewhere" / "corpus.jsonl"
+    moved.parent.mkdir()
+    shutil.copy(corpus, moved)
+    AirBenchPipeline(AirBenchConfig(corpus=str(corpus), domain="law", language="en"), client=None,
+                     out=tmp_path / "run").close()
+    # the same corpus copied elsewhere resumes the run
+    AirBenchPipeline(AirBenchConfig(corpus=str(moved), domain="law", language="en"), client=None,
+                     out=tmp_path / "run").close()
+    moved.write_text('{"id": "d1", "text": "Tomatoes need shade."}\n', encoding="utf-8")
+    with pytest.raises(GenerationError, match="other settings"):  # an edited corpus does not
+        AirBenchPipeline(AirBenchConfig(corpus=str(moved), domain="law", language="en"), client=None,
+                         out=tmp_path / "run")
+
+
 class _StepClient:
     """Answers every candidate step with fixed lists, and fails the rewrite numbered ``fail_rewrite``."""
 

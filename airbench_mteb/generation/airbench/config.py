@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
+from airbench_mteb.data.fingerprint import content_digest
 from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench.candidates import TASK_TYPES, CandidateSettings
 from airbench_mteb.generation.airbench.qc import QCSettings
@@ -56,5 +58,8 @@ class AirBenchConfig:
             check_reranker_spec(spec)
 
     def fingerprint(self) -> str:
-        """What decides the output; a journal made under another fingerprint cannot be resumed."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True, default=str).encode()).hexdigest()[:16]
+        """What decides the output: the settings and the corpus's content, not its path (a moved or copied corpus
+        resumes, an edited one does not). A journal made under another fingerprint cannot be resumed."""
+        corpus = Path(self.corpus)
+        settings = {**asdict(self), "corpus": content_digest(corpus) if corpus.is_file() else self.corpus}
+        return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
