@@ -150,6 +150,17 @@ def _publish(scratch: Path, target: Path, path: Path) -> None:
         raise DatasetError(f"cannot be written: {error.strerror}", path=path) from None
 
 
+def move_aside(path: str | Path, suffix: str) -> Path:
+    """Rename the regular file ``path`` to ``path`` + ``suffix`` (e.g. a damaged cache file kept for a look);
+    the target is checked as every write's is. Raises OSError (or DatasetError for a target that is not a file)."""
+    path = Path(path)
+    if not stat.S_ISREG(path.lstat().st_mode):
+        raise OSError(f"{path} is not a regular file")
+    target = check_writable_target(path.with_name(path.name + suffix))
+    os.replace(path, target)
+    return target
+
+
 @contextmanager
 def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Open ``path`` for writing (``"w"`` UTF-8 text or ``"wb"``) through :func:`atomic_path`."""

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write
+from airbench_mteb.data.files import atomic_write, move_aside
 from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.models.embedding_cache.keys import as_keys, namespace_folder
 from airbench_mteb.settings import EMBEDDING_CACHE_ENV, SettingsError, current_settings
@@ -320,9 +320,8 @@ def set_aside(store: EmbeddingStore, damage: DamagedShard) -> None:
     """Report a damaged shard and make sure neither this process nor a later one reads it again."""
     keys_path = damage.path.with_suffix(".keys")
     try:
-        os.replace(keys_path, keys_path.with_name(keys_path.name + DAMAGED_SUFFIX))
-        kept = f"set aside as {keys_path.name}{DAMAGED_SUFFIX}"
-    except OSError as error:
+        kept = f"set aside as {move_aside(keys_path, DAMAGED_SUFFIX).name}"
+    except (OSError, DatasetError) as error:
         kept = f"left in place ({error}), ignored by this process"
     warnings.warn(f"embedding cache: {damage.path} does not match the checksum written with it ({damage.detail}); "
                   f"{kept}, its items are encoded again", EmbeddingCacheWarning, stacklevel=3)
