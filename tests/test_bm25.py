@@ -18,6 +18,7 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
 from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, pyserini_scores
+from airbench_mteb.models.bm25_index import BM25Index
 from airbench_mteb.models.lucene_analysis import lucene_terms
 from airbench_mteb.models.segmenters import tokenize
 
@@ -200,6 +201,17 @@ def test_scores_match_lucenes_bm25(query: str, k1: float, b: float) -> None:
         if score > 0:
             assert run[f"d{i}"] == pytest.approx(score, abs=1e-5)
     assert list(run.values()) == sorted(run.values(), reverse=True)
+
+
+def test_term_counts_above_65535_are_exact_as_in_lucene() -> None:
+    # Both lengths keep the same norm byte (65,560), so only the term counts 70,000 and 70,010 order them;
+    # short documents keep avgdl small, so the counts move the float32 score.
+    documents = [["x"] * 70_000, ["x"] * 70_010] + [["y"]] * 3000
+    index = BM25Index.build([documents], k1=1.2, b=0.75)
+    scores = index.scores(index.term_ids(["x"]))
+    expected = _okapi_bm25(["x"], documents, 1.2, 0.75)
+    assert scores[1] > scores[0]
+    assert scores[:2].tolist() == pytest.approx(expected[:2], rel=1e-6)
 
 
 def test_top_k_cut_is_deterministic_on_ties_and_reranking_scores_only_candidates() -> None:

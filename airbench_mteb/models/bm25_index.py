@@ -8,7 +8,7 @@ then 4 significant bits: see :func:`lucene_length`), while ``avgdl`` is exact; `
 only documents with at least one term (Lucene's per-field document count).
 
 Memory: while building, 6 bytes per (document, distinct term) pair and 8 per document, plus one batch
-of tokens; the finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the
+of tokens (8 per pair in a batch where some term occurs over 65,535 times in one document); the finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the
 number of distinct terms, not with the corpus). The two overlap only while one is turned into the
 other, batch by batch.
 """
@@ -48,7 +48,7 @@ class _BatchPairs:
     """The distinct (document, term) pairs of one batch: 6 bytes per pair, plus 8 per document."""
 
     terms: np.ndarray  # int32 term id of each pair, grouped by document in corpus order
-    counts: np.ndarray  # uint16 occurrences of the term in the document (capped at 65,535)
+    counts: np.ndarray  # occurrences of the term in the document: uint16, or uint32 where one exceeds 65,535
     distinct: np.ndarray  # int32 number of pairs (distinct terms) of each document
     lengths: np.ndarray  # int32 number of terms of each document (its length for BM25)
 
@@ -59,7 +59,9 @@ class _BatchPairs:
         pairs, counts = np.unique(np.repeat(np.arange(len(docs), dtype=np.int64), lengths) << 32 | flat,
                                   return_counts=True)
         distinct = np.bincount((pairs >> 32).astype(np.int64), minlength=len(docs)).astype(np.int32)
-        return cls((pairs & 0xFFFFFFFF).astype(np.int32), np.minimum(counts, 65_535).astype(np.uint16), distinct,
+        # Exact counts (Lucene keeps term frequencies as ints), in 2 bytes unless a batch needs more.
+        count_type = np.uint16 if not len(counts) or counts.max() <= np.iinfo(np.uint16).max else np.uint32
+        return cls((pairs & 0xFFFFFFFF).astype(np.int32), counts.astype(count_type), distinct,
                    lengths.astype(np.int32))
 
 
