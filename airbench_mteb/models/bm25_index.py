@@ -8,8 +8,9 @@ then 4 significant bits: see :func:`lucene_length`), while ``avgdl`` is exact; `
 only documents with at least one term (Lucene's per-field document count).
 
 Memory: while building, 6 bytes per (document, distinct term) pair and 8 per document, plus one batch
-of tokens (8 per pair in a batch where some term occurs over 65,535 times in one document); the finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the
-number of distinct terms, not with the corpus). The two overlap only while one is turned into the
+of tokens (8 per pair in a batch where some term occurs over 65,535 times in one document); the
+finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the number of
+distinct terms, not with the corpus). The two overlap only while one is turned into the
 other, batch by batch.
 """
 
