@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "paired tests and (3 or more models) rank intervals")
     parser.add_argument("--metrics", nargs="+", default=None,
                         help="metrics kept per query (main_score, ndcg_at_10, recall_at_10, recall_at_100, map_at_10, "
-                             "mrr_at_10); default: each task's main score")
+                             "mrr_at_10, judged_at_10, judged_at_100); default: each task's main score")
     parser.add_argument("--splits", nargs="+", default=None, help="only these splits (default: every scored split)")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
                         help="p-value adjustment over every comparison of the report (default holm)")

@@ -5,6 +5,10 @@ away. These functions turn the per-query measures (plus MRR, which MTEB computes
 vector per metric over a fixed, sorted list of query ids, so confidence intervals and paired tests
 between models can use them. Every query of the qrels with a relevant document gets a value; a
 query the run has no entry for counts 0, as a ranking that retrieves nothing does.
+
+Besides MTEB's metrics, ``judged_at_k`` measures label coverage (ir_measures' Judged@k): the share of a
+ranking's top ``k`` that has a qrels entry of any relevance, 0 included. Generated qrels
+hold few labels per query, so a low share says the scores rest on unlabelled documents.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ from airbench_mteb.metrics.retrieval import Qrels, Run, ranking
 from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
 
 # What an interval and a significance test are given for, besides the task's main score (MTEB's names).
-KEPT_METRICS = ("ndcg_at_10", "recall_at_10", "recall_at_100", "map_at_10", "mrr_at_10")
+# Label coverage: MTEB does not compute it, so a plugin task reports its mean itself.
+LABEL_COVERAGE = ("judged_at_10", "judged_at_100")
+KEPT_METRICS = ("ndcg_at_10", "recall_at_10", "recall_at_100", "map_at_10", "mrr_at_10", *LABEL_COVERAGE)
 
 # MTEB's result name prefix -> the pytrec_eval measure behind it
 _TREC_MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P", "hit_rate": "success"}
-_METRIC = re.compile(r"(ndcg|map|recall|precision|hit_rate|mrr)_at_(\d+)")
+_METRIC = re.compile(r"(ndcg|map|recall|precision|hit_rate|mrr|judged)_at_(\d+)")
 
 
 def kept_metrics(main_score: str) -> tuple[str, ...]:
@@ -51,8 +57,8 @@ def per_query_scores(trec_scores: Mapping[str, Mapping[str, float]], qrels: Qrel
     ``trec_scores`` is what ``pytrec_eval.RelevanceEvaluator(...).evaluate(run)`` returns (MTEB passes
     it to ``task_specific_scores`` as ``scores``); ``values[i]`` belongs to ``query_ids[i]``, 0 for a
     query the run does not hold. ``mrr_at_k`` is ``1 / rank`` of the first relevant document within
-    the top ``k`` (0 if none), ranked as trec_eval ranks. Metrics without a per-query form (MTEB's
-    ``nauc_*``) are left out.
+    the top ``k`` (0 if none), ranked as trec_eval ranks; ``judged_at_k`` is :func:`judged_shares`.
+    Metrics without a per-query form (MTEB's ``nauc_*``) are left out.
 
     Raises:
         ValueError: a measure of ``metrics`` is not among ``trec_scores``' measures (its cut-off was
@@ -66,6 +72,8 @@ def per_query_scores(trec_scores: Mapping[str, Mapping[str, float]], qrels: Qrel
         measure, k = parsed
         if measure == "mrr":
             vectors[name] = _reciprocal_ranks(qrels, run, query_ids, k)
+        elif measure == "judged":
+            vectors[name] = judged_shares(qrels, run, query_ids, k)
         else:
             vectors[name] = _trec_vector(trec_scores, query_ids, f"{_TREC_MEASURES[measure]}_{k}", name)
     return vectors
@@ -91,6 +99,22 @@ def _reciprocal_ranks(qrels: Qrels, run: Run, query_ids: Sequence[str], k: int) 
         top = ranking(run.get(qid, {}))[:k]
         values[i] = next((1.0 / rank for rank, doc in enumerate(top, start=1) if doc in relevant), 0.0)
     return values
+
+
+def judged_shares(qrels: Qrels, run: Run, query_ids: Sequence[str], k: int) -> np.ndarray:
+    """Judged@k per query, as ir_measures computes it: the share of the ranking's top ``k`` (ranked as trec_eval
+    ranks) that has a qrels entry of any relevance; a ranking shorter than ``k`` is its own top, an empty one 0."""
+    values = np.zeros(len(query_ids))
+    for i, qid in enumerate(query_ids):
+        judged, top = qrels.get(qid, {}), ranking(run.get(qid, {}))[:k]
+        values[i] = sum(doc in judged for doc in top) / len(top) if top else 0.0
+    return values
+
+
+def label_coverage(vectors: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """The means of the :data:`LABEL_COVERAGE` metrics among ``vectors``, rounded as MTEB rounds its means."""
+    return {name: round(float(vectors[name].mean()), 5) for name in LABEL_COVERAGE
+            if name in vectors and len(vectors[name])}
 
 
 def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],

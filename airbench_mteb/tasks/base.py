@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.per_query import QueryScores, remember
 from airbench_mteb.data.retrieval_data import RetrievalData
-from airbench_mteb.metrics.per_query import interval_scores, kept_metrics, per_query_scores, scored_queries
+from airbench_mteb.metrics.per_query import (
+    interval_scores,
+    kept_metrics,
+    label_coverage,
+    per_query_scores,
+    scored_queries,
+)
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.mteb_compat import CacheLookup, HookedRetrievalTask, StockWrite
 from airbench_mteb.settings import current_settings
@@ -130,16 +136,18 @@ class PluginRetrievalTask(HookedRetrievalTask):
 
     def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: Mapping[str, Mapping[str, int]],
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
-        """Confidence intervals of the kept metrics (``<metric>_ci_low``/``_ci_high``, ``ci_*``), and the
-        per-query values behind them held for the results file (:mod:`airbench_mteb.data.per_query`)."""
+        """Label coverage (``judged_at_10``, ``judged_at_100``: MTEB does not compute it), confidence intervals
+        of the kept metrics (``<metric>_ci_low``/``_ci_high``, ``ci_*``), and the per-query values behind them
+        held for the results file (:mod:`airbench_mteb.data.per_query`)."""
         kept = self.query_scores(scores, qrels, results, hf_subset)
         meta = getattr(self, "_scored_model", None)
         if meta is not None:
             remember(meta.name, meta.revision, self.metadata.name, self.metadata.revision, hf_split, hf_subset, kept)
+        coverage = label_coverage(kept.metrics)
         settings = current_settings()
         if settings.ci is None:
-            return {}
-        return interval_scores(kept.metrics, Resampling.from_setting(settings.ci, settings.ci_resamples))
+            return coverage
+        return {**coverage, **interval_scores(kept.metrics, Resampling.from_setting(settings.ci, settings.ci_resamples))}
 
     def save_predictions(self, predictions: Any, model: Any, prediction_folder: Path, *, hf_split: str,
                          hf_subset: str) -> None:
