@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Literal
 
@@ -10,6 +11,7 @@ from mteb.types import Licenses
 from pydantic import Field, NonNegativeInt, model_validator
 
 from airbench_mteb.catalog.entries import (
+    NAME_RULE,
     CatalogEntry,
     LanguageScript,
     check_task_name,
@@ -18,6 +20,27 @@ from airbench_mteb.catalog.entries import (
 
 HUB_ORG = "AIR-Bench"
 Split = Literal["dev", "test"]
+# Each part of a dataset's name is also a folder of the mirror (<version>/<task type>/<domain>/...).
+_NAME_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def task_name_of(version: str, task_type: str, domain: str, language: str, dataset: str) -> str:
+    """``<version>_<task type>_<domain>_<language>[_<dataset>]``, e.g. ``AIR-Bench_24.05_qa_law_en``."""
+    suffix = "" if dataset == "default" else f"_{dataset}"
+    return f"{version}_{task_type}_{domain}_{language}{suffix}"
+
+
+def name_parts_problem(version: str, task_type: str, domain: str, language: str, dataset: str) -> str | None:
+    """Why these parts cannot name an AIR-Bench dataset, or None: each is one folder of the mirror and part of
+    the task name, so each holds task-name characters (not empty, no '/'), and the task name follows its rule."""
+    for field, value in (("version", version), ("domain", domain), ("language", language), ("dataset", dataset)):
+        if not _NAME_PART.fullmatch(value):
+            return f"{field} {value!r} is not allowed: a task name holds {NAME_RULE} (the {field} names a folder too)"
+    try:
+        check_task_name(task_name_of(version, task_type, domain, language, dataset))
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 class SplitLabels(CatalogEntry):
@@ -59,14 +82,15 @@ class AirBenchEntry(CatalogEntry):
 
     @model_validator(mode="after")
     def _usable_task_name(self) -> AirBenchEntry:
-        check_task_name(self.task_name)  # it is made of version, task type, domain, language and dataset
+        problem = name_parts_problem(self.version, self.task_type, self.domain, self.language, self.dataset)
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     @property
     def task_name(self) -> str:
         """``<version>_<hub repo>[_<dataset>]``, e.g. ``AIR-Bench_24.05_qa_law_en``."""
-        suffix = "" if self.dataset == "default" else f"_{self.dataset}"
-        return f"{self.version}_{self.hub_repo}{suffix}"
+        return task_name_of(self.version, self.task_type, self.domain, self.language, self.dataset)
 
     @property
     def hub_repo(self) -> str:

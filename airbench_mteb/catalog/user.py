@@ -31,7 +31,7 @@ from typing import Any, Literal, Protocol
 from mteb.types import Licenses
 from pydantic import Field, model_validator
 
-from airbench_mteb.catalog.airbench import AirBenchEntry, airbench_task_name, official_versions
+from airbench_mteb.catalog.airbench import AirBenchEntry, airbench_task_name, name_parts_problem, official_versions
 from airbench_mteb.catalog.cocktail import Sources
 from airbench_mteb.catalog.entries import (
     LOCAL_REVISION,
@@ -125,15 +125,28 @@ def naming_problem(entry: UserEntry, taken: Mapping[str, str]) -> str | None:
     """
     if isinstance(entry, AirBenchEntry) and entry.version in official_versions():
         return (f"version {entry.version!r} is an official AIR-Bench release, whose benchmarks hold the packaged "
-                f"datasets only; give your dataset a version of its own in its {AIRBENCH_ENTRY_FILE}")
+                f"datasets only; give your dataset a version of its own (`generate airbench --version`, or in its "
+                f"{AIRBENCH_ENTRY_FILE})")
     clash = next((name for name in task_names(entry) if name in taken), None)
     return None if clash is None else f"{clash!r} is the name of {taken[clash]}; {_rename_hint(entry)}"
 
 
 def _rename_hint(entry: UserEntry) -> str:
     if isinstance(entry, AirBenchEntry):
-        return f"give the dataset another version or name in its {AIRBENCH_ENTRY_FILE}"
+        return (f"give the dataset another version or name (`generate airbench --version/--dataset`, or in its "
+                f"{AIRBENCH_ENTRY_FILE})")
     return "pass another --name"
+
+
+def airbench_naming_problem(version: str, task_type: str, domain: str, language: str, dataset: str) -> str | None:
+    """Why registering a generated AIR-Bench dataset of these names would be refused, or None: the entry's
+    name rule and :func:`naming_problem`, so ``generate airbench`` refuses them before any work."""
+    problem = name_parts_problem(version, task_type, domain, language, dataset)
+    if problem is not None:
+        return problem
+    entry = AirBenchEntry.model_construct(version=version, task_type=task_type, domain=domain, language=language,
+                                          dataset=dataset)  # the names alone: the rest is made by the generator
+    return naming_problem(entry, reserved_names())
 
 
 def parse_user_entry(item: Any, number: int, origin: str) -> UserEntry:

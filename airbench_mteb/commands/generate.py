@@ -46,12 +46,27 @@ def _airbench_config(args: argparse.Namespace) -> AirBenchConfig:
         source_license=args.source_license)
 
 
+def _check_recall_encoder(name: str) -> None:
+    """A bundled encoder, a model mteb knows or a local model folder: else refused before any LLM call."""
+    from airbench_mteb.commands.names import UnknownNameError, model_argument
+    from airbench_mteb.generation.shared_models import BUNDLED
+
+    if name and name not in BUNDLED:
+        try:
+            model_argument(name)
+        except UnknownNameError as error:
+            raise UnknownNameError(f"--recall-encoder: {error}") from None
+
+
 def _airbench(args: argparse.Namespace) -> int:
+    from airbench_mteb.generation import checks
     from airbench_mteb.generation.airbench import generate, prepare_corpus
     from airbench_mteb.generation.shared_models import ModelPlacement
 
     # every option, then the corpus, is checked before an LLM is loaded
+    checks.out_folder("--out", args.out)
     config = _airbench_config(args)
+    _check_recall_encoder(config.recall_encoder)
     placement = ModelPlacement(device=args.device, batch_size=args.qc_batch_size, fp16=args.fp16)
     options = llm_options(args)
     corpus = prepare_corpus(config)

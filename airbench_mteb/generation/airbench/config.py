@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from airbench_mteb.catalog.user import airbench_naming_problem
 from airbench_mteb.data.fingerprint import content_digest
 from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench.candidates import TASK_TYPES, CandidateSettings
@@ -41,6 +42,11 @@ class AirBenchConfig:
 
     def __post_init__(self) -> None:
         checks.one_of("--task-type", self.task_type, TASK_TYPES)
+        checks.language("--language", self.language)
+        # what `register-dataset` would refuse is refused before the dataset is made
+        problem = airbench_naming_problem(self.version, self.task_type, self.domain, self.language, self.dataset)
+        if problem is not None:
+            raise GenerationError(f"--version/--domain/--language/--dataset: {problem}")
         if self.candidates.task_type != self.task_type or self.candidates.language != self.language:
             raise GenerationError("candidate settings must carry the config's task type and language")
         checks.whole_number("--num-queries", self.num_queries, 1)

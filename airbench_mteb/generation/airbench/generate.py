@@ -17,9 +17,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, write_jsonl
-from airbench_mteb.data.languages import eval_language
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.attributes import AttributeSampler
 from airbench_mteb.generation.airbench.candidates import CandidateGenerator
@@ -52,17 +50,9 @@ from airbench_mteb.generation.store import open_journal
 from airbench_mteb.generation.summary import GenerationSummary, LLMUse, published_files
 
 
-def _check_language(language: str) -> None:
-    try:  # an unknown language is refused before any LLM call, not when the dataset is written
-        eval_language(language)
-    except DatasetError as error:
-        raise GenerationError(str(error)) from None
-
-
 def prepare_corpus(config: AirBenchConfig) -> PreparedCorpus:
     """The documents queries are made for; a command calls it before loading an LLM, so an unreadable
-    corpus, an unknown language or too few documents for ``num_queries`` cost nothing."""
-    _check_language(config.language)
+    corpus or too few documents for ``num_queries`` cost nothing (the config checked the language)."""
     source = config.source_name or Path(config.corpus).name
     if config.task_type == "long-doc":
         text = read_long_document(config.corpus)
@@ -103,7 +93,6 @@ async def generate_candidates(rows: list[dict[str, Any]], config: AirBenchConfig
 class AirBenchPipeline:
     def __init__(self, config: AirBenchConfig, client: LLMClient | None, out: str | Path,
                  placement: ModelPlacement = DEFAULT_PLACEMENT, *, show_progress: bool = False) -> None:
-        _check_language(config.language)
         self.config = config
         self.client = client
         self.out = Path(out)

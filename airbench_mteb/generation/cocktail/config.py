@@ -67,6 +67,7 @@ class CocktailConfig:
         checks.ordered("--min-words", self.min_words, "--max-words", self.max_words)
         checks.whole_number("--max-tokens", self.max_tokens, 1)
         checks.whole_number("--max-failures", self.max_failures, 1)
+        checks.language("--language", self.language)
 
     def sampling(self) -> dict[str, Any]:
         """What decides the documents and prompts; a journal made under other values cannot be resumed."""

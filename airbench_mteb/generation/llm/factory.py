@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -14,6 +15,7 @@ from airbench_mteb.generation.llm.cache import ResponseCache
 from airbench_mteb.generation.llm.client import LLMClient
 from airbench_mteb.generation.llm.credentials import refuse_credentials
 from airbench_mteb.generation.llm.openai_backend import STRUCTURED_OUTPUT_MODES
+from airbench_mteb.settings import LLM_API_KEY_ENV, llm_api_keys
 
 BACKENDS = ("llamacpp", "openai")
 
@@ -58,6 +60,7 @@ class LLMOptions:
             raise GenerationError("the openai backend needs --model (the name the server serves)")
         if self.base_url:
             check_base_url(self.base_url)
+        check_default_endpoint(self.backend, self.base_url)
         checks.whole_number("--concurrency", self.concurrency, 1)
         checks.number("--timeout", self.timeout, 0, above=True)
         checks.whole_number("--max-retries", self.max_retries, 0)
@@ -76,6 +79,16 @@ class LLMOptions:
         responses = ResponseCache(cache) if cache is not None else None
         return LLMClient(self.backend_instance(), responses, concurrency=self.concurrency,
                          max_retries=self.max_retries, account=Account(price_in=self.price_in, price_out=self.price_out))
+
+
+def check_default_endpoint(backend: str, base_url: str | None) -> None:
+    """The openai backend without a base URL calls api.openai.com (the openai package's default, unless
+    $OPENAI_BASE_URL names another), which answers nothing without a key: refused at once, not after every
+    call has failed its retries."""
+    if backend == "openai" and not base_url and not os.environ.get("OPENAI_BASE_URL") and not llm_api_keys():
+        raise GenerationError(f"the openai backend without --base-url (base-url= in an --llm spec) calls "
+                              f"api.openai.com, which needs an API key in {LLM_API_KEY_ENV} or OPENAI_API_KEY; "
+                              "for a local server give its URL, e.g. http://127.0.0.1:8000/v1")
 
 
 def check_base_url(url: str, option: str = "--base-url") -> None:
