@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
 from airbench_mteb.errors import USER_ERRORS, one_line
+
+SIGPIPE_EXIT = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13)
 
 # One module per command, named after it (`export-beir` -> commands/export_beir.py)
 COMMAND_MODULES = (
@@ -31,6 +34,7 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.score_submission",
     "airbench_mteb.commands.stats",
     "airbench_mteb.commands.significance",
+    "airbench_mteb.commands.sample_data",
 )
 
 
@@ -53,10 +57,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         command = " ".join(filter(None, (command, args.command, getattr(args, "generator", None))))
         result = args.func(args)
+        sys.stdout.flush()  # a reader that left (`| head`) is found here, not at the interpreter's exit
     except USER_ERRORS as error:
         # the message names the culprit, a traceback adds nothing
         print(f"{command}: {one_line(error)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # as a Unix tool: stop quietly; stdout goes to /dev/null so the final flush cannot raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return SIGPIPE_EXIT
     return int(result or 0)
 
 

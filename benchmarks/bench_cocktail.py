@@ -6,7 +6,7 @@ model twice, each in a fresh process: once with the embedding cache off
 once with a new, empty cache (each document encoded once). Only ``mteb.evaluate`` is timed.
 Prints both times and, last, ``cocktail_cache_ratio=<naive seconds / cached seconds>``.
 
-    python benchmarks/bench_cocktail.py --data-dir ../shared/data [--task CocktailNQUTD]
+    python benchmarks/bench_cocktail.py --data-dir DIR [--task CocktailNQUTD]
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def child(task_name: str, model_name: str) -> None:
@@ -45,7 +43,8 @@ def timed_run(args: argparse.Namespace, cache_setting: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help="mirror root holding cocktail/<name>/")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="mirror root holding cocktail/<name>/ (default: the data shipped with the package)")
     parser.add_argument("--task", default="CocktailNQUTD")
     parser.add_argument("--model", default="airbench-mteb/all-MiniLM-L6-v2")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -53,6 +52,10 @@ def main() -> None:
     if args.child:
         child(args.task, args.model)
         return
+    if args.data_dir is None:
+        from airbench_mteb.data.sample_data import write_sample_data
+
+        args.data_dir = write_sample_data(Path(tempfile.mkdtemp(prefix="sample-data-")))
     with tempfile.TemporaryDirectory(prefix="bench_cocktail_") as cache:
         os.environ["MTEB_CACHE"] = str(Path(cache) / "mteb")
         naive = timed_run(args, "0")

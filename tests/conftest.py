@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,8 +14,13 @@ import pytest
 
 from airbench_mteb import settings
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+# The suite gives the same results on any machine: the user's own plugin settings (a data folder, CIs off, a
+# cache) and hub access are not read; every test that wants a setting sets it.
+for _variable in (settings.DATA_DIR_ENV, settings.CACHE_ENV, settings.EMBEDDING_CACHE_ENV, settings.USER_CATALOG_ENV,
+                  settings.KEEP_TITLES_ENV, settings.CI_ENV, settings.CI_RESAMPLES_ENV, *settings.API_KEY_VARIABLES):
+    os.environ.pop(_variable, None)
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 # Ray reads its authentication mode once per process: every test that reaches Ray (a bad-input case of
@@ -20,7 +28,29 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("RAY_AUTH_MODE", "token")
 os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _sample_data() -> Path:
+    """The real co*cktail data the package ships, written once per session into a temporary folder and made
+    read-only (as a published mirror is: a test that writes into it fails), removed at exit."""
+    from airbench_mteb.data.sample_data import write_sample_data
+
+    root = Path(tempfile.mkdtemp(prefix="airbench-mteb-sample-"))
+    write_sample_data(root)
+    for path in sorted(root.rglob("*"), reverse=True):
+        path.chmod(0o555 if path.is_dir() else 0o444)
+
+    def remove() -> None:
+        for path in root.rglob("*"):
+            if path.is_dir():
+                path.chmod(0o755)
+        shutil.rmtree(root, ignore_errors=True)
+
+    atexit.register(remove)
+    return root
+
+
+SAMPLE_DATA = _sample_data()
 # Tasks written into the test mirror: several domains, languages, versions, dev and test.
 MIRROR_TASKS = {
     "AIR-Bench_24.05_qa_news_en": "en",
@@ -36,7 +66,8 @@ def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Keep mteb's and the plugin's caches out of the user's home during tests."""
     root = tmp_path_factory.mktemp("caches")
     os.environ["MTEB_CACHE"] = str(root / "mteb")
-    os.environ.setdefault("AIRBENCH_MTEB_EMBEDDING_CACHE", str(root / "embeddings"))
+    os.environ["AIRBENCH_MTEB_CACHE"] = str(root / "airbench_mteb")
+    os.environ["AIRBENCH_MTEB_EMBEDDING_CACHE"] = str(root / "embeddings")
     os.environ["AIRBENCH_MTEB_CATALOG"] = str(root / "user_catalog.json")
 
 

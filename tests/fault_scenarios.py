@@ -23,6 +23,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.conftest import SAMPLE_DATA
 from tests.faults import (
     Outcome,
     cache_keys,
@@ -39,7 +40,7 @@ from tests.llm_servers import CountingProxy, kill_at
 
 MODEL = "airbench-mteb/all-MiniLM-L6-v2"
 TASK = "AIR-Bench_24.05_qa_news_en"
-NQ_UTD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cocktail" / "nq-utd"
+NQ_UTD = SAMPLE_DATA / "cocktail" / "nq-utd"
 # saved in chunks this small, a 40-document corpus is resumable at 5 points instead of 1
 CACHE_CHUNK = 8
 # a kill drawn after the command finished is no kill trial; draw again, this many times per trial at most

@@ -28,7 +28,8 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
 from airbench_mteb.metrics import evaluate_run
 from tests.airbench_mirror import english_documents
-from tests.conftest import SHARED_DATA
+from tests.closed_book_run import NEWS_EN, closed_book_mirror
+from tests.conftest import SAMPLE_DATA
 
 MINILM = "airbench-mteb/all-MiniLM-L6-v2"
 K_VALUES = [1, 3, 5, 10, 100]
@@ -156,7 +157,7 @@ def test_generic_data_loader_reads_the_same_data(splits: dict[str, RetrievalData
 
 def test_a_published_beir_folder_reads_as_beir_reads_it(tmp_path: Path) -> None:
     """nfcorpus as BEIR publishes it (extra ``metadata`` fields, graded qrels), human corpus as corpus.jsonl."""
-    source = SHARED_DATA / "cocktail" / "nfcorpus"
+    source = SAMPLE_DATA / "cocktail" / "nfcorpus"
     folder = tmp_path / "nfcorpus"
     (folder / "qrels").mkdir(parents=True)
     (folder / "corpus.jsonl").symlink_to(source / "corpus" / "human.jsonl")
@@ -443,6 +444,21 @@ def test_export_beir_writes_a_plugin_task(airbench_mirror: Path, tmp_path: Path,
     dev_only = tmp_path / "dev-only"
     assert cli.main(["export-beir", "-t", name, "--out", str(dev_only), "--splits", "dev"]) == 0
     assert [p.name for p in (dev_only / "qrels").iterdir()] == ["dev.tsv"]
+
+
+def test_the_readme_recipe_reads_what_export_beir_writes_and_a_closed_book_split_is_left_out(
+        airbench_mirror: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    out = re.search(r"airbench-mteb export-beir -t AIR-Bench_24\.05_\S+ --out (\S+)", readme).group(1)
+    loader_path, split = re.search(r'GenericDataLoader\("([^"]+)"\)\.load\(split="(\w+)"\)', readme).groups()
+    mirror = closed_book_mirror(airbench_mirror, tmp_path / "mirror")  # NEWS_EN without its test qrels
+    assert cli.main(["export-beir", "-t", NEWS_EN, "--out", str(tmp_path / out), "--data-dir", str(mirror)]) == 0
+    corpus, queries, qrels = GenericDataLoader(str(tmp_path / loader_path)).load(split=split)
+    expected = mteb.get_task(NEWS_EN).load_split("default", split)
+    assert (len(corpus), queries, qrels) == (len(expected.corpus), expected.queries, expected.qrels)
+    assert [p.name for p in (tmp_path / out / "qrels").iterdir()] == ["dev.tsv"]  # no header-only test.tsv
+    assert any("left out split test" in r.getMessage() and "closed-book" in r.getMessage() for r in caplog.records)
+    assert cli.main(["export-beir", "-t", NEWS_EN, "--out", str(tmp_path / "test-only"), "--splits", "test"]) == 2
 
 
 def test_export_writes_one_folder_per_subset(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,13 @@ from mteb import TaskMetadata
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
-from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, pyserini_scores
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, _arrow_batches, pyserini_scores
 from airbench_mteb.models.bm25_index import BM25Index
+from airbench_mteb.models.bm25_workers import analysed_batches
 from airbench_mteb.models.lucene_analysis import lucene_terms
 from airbench_mteb.models.segmenters import tokenize
+from tests.conftest import SAMPLE_DATA
 
 
 @pytest.mark.parametrize(("text", "language", "words"), [
@@ -257,3 +261,74 @@ def test_scores_are_reported_as_pyserini_reports_them() -> None:
     assert list(reported) == ["d", "a", "b", "aa", "c"]
     assert reported == {"d": 2.0, "a": pytest.approx(1.2346, abs=1e-7), "b": pytest.approx(1.234599, abs=1e-7),
                         "aa": 0.5, "c": pytest.approx(0.499999, abs=1e-7)}
+
+
+def _nfcorpus_mixed() -> tuple[Dataset, Dataset]:
+    """co*cktail's NFCorpus, human and LLM-written documents side by side (7,266: two batches), and its queries."""
+    folder = SAMPLE_DATA / "cocktail" / "nfcorpus"
+    rows = [{**json.loads(line), "source": source} for source, name in (("h", "human"), ("l", "llama-2-7b-chat-tmp0.2"))
+            for line in (folder / "corpus" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+    corpus = Dataset.from_dict({"id": [f"{r['source']}-{r['_id']}" for r in rows],
+                                "title": [r.get("title", "") for r in rows], "text": [r["text"] for r in rows]})
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    return corpus, Dataset.from_dict({"id": [q["_id"] for q in queries], "text": [q["text"] for q in queries]})
+
+
+NFCORPUS_METADATA = _metadata("BM25TestNFCorpus", ["eng-Latn"], ["test"])
+NFCORPUS_COMMON = {"task_metadata": NFCORPUS_METADATA, "hf_split": "test", "hf_subset": "default",
+                   "encode_kwargs": {"show_progress_bar": False}}
+
+
+@pytest.fixture(scope="module")
+def nfcorpus_in_process() -> tuple[BM25Search, Dataset, Dataset]:
+    corpus, queries = _nfcorpus_mixed()
+    model = BM25Search(workers=1)
+    model.index(corpus, **NFCORPUS_COMMON)
+    return model, corpus, queries
+
+
+def test_index_built_by_worker_processes_equals_the_one_built_in_process(
+        nfcorpus_in_process: tuple[BM25Search, Dataset, Dataset]) -> None:
+    alone, corpus, queries = nfcorpus_in_process
+    workers = BM25Search(workers=2)
+    workers.index(corpus, **NFCORPUS_COMMON)
+    one, two = alone._current.index, workers._current.index
+    assert one.vocabulary == two.vocabulary
+    for name in ("indptr", "documents", "weights"):
+        assert np.array_equal(getattr(one, name), getattr(two, name)), name
+    runs = [model.search(queries, top_k=100, **NFCORPUS_COMMON) for model in (alone, workers)]
+    assert [list(run.items()) for run in runs[0].values()] == [list(run.items()) for run in runs[1].values()]
+    assert sum(map(len, runs[0].values())) > 50 * len(queries)  # real rankings, not empty ones
+
+
+def test_worker_processes_analyse_the_batches_in_corpus_order() -> None:
+    texts = [f"batch{i // 4096}" for i in range(4 * 4096)]
+    corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
+    batches = list(analysed_batches(_process_and_text, _arrow_batches(corpus), workers=2))
+    terms = [term.split(":") for batch in batches for term in batch.vocabulary]
+    assert [text for _, text in terms] == ["batch0", "batch1", "batch2", "batch3"]
+    assert str(os.getpid()) not in {process for process, _ in terms}  # analysed in other processes
+
+
+def _process_and_text(text: str) -> list[str]:
+    return [f"{os.getpid()}:{text}"]
+
+
+def test_block_search_equals_scoring_each_query_alone(nfcorpus_in_process: tuple[BM25Search, Dataset, Dataset]) -> None:
+    model, _, queries = nfcorpus_in_process
+    index = model._current.index
+    term_ids = [index.term_ids(model._current.terms(text)) for text in queries["text"]]
+    for terms, (positions, scores) in zip(term_ids, index.search(term_ids, 50), strict=True):
+        dense = index.scores(terms)  # one query, scored term by term over every document
+        candidates = np.flatnonzero(dense > 0)
+        order = np.lexsort((candidates, -dense[candidates]))[:50]
+        assert positions.tolist() == candidates[order].tolist()
+        assert scores.tolist() == dense[candidates[order]].tolist()
+
+
+def test_a_document_that_cannot_be_analysed_in_a_worker_is_named_in_one_line() -> None:
+    texts = ["plain words"] * 5000
+    texts[4500] = None
+    corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(5000)], "text": texts})
+    with pytest.raises(DatasetError, match=r"^id 'd4500': BM25: the document has no text$"):
+        BM25Search(workers=2).index(corpus, **NFCORPUS_COMMON)

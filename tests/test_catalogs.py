@@ -25,10 +25,10 @@ from airbench_mteb.tasks.airbench import airbench_task_classes, make_task_class
 from airbench_mteb.tasks.cocktail import user_task_class
 from airbench_mteb.tasks.irsc import read_manifest
 from tests.catalog_counts import AIRBENCH_DATASETS, PACKAGED_TASKS
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
 BIN = Path(sys.executable).parent
-NFCORPUS = SHARED_DATA / "cocktail" / "nfcorpus"
+NFCORPUS = SAMPLE_DATA / "cocktail" / "nfcorpus"
 LLM = "llama-2-7b-chat-tmp0.2"
 QUERIES = ("PLAIN-2", "PLAIN-12", "PLAIN-23")
 UNJUDGED = ("MED-4555", "MED-4560", "MED-4427", "MED-4666", "MED-4639")
@@ -195,7 +195,7 @@ def test_a_generators_summary_gives_the_entry_register_dataset_makes_of_its_fold
 def test_a_real_generate_cocktail_output_registers_as_a_task_that_loads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The manifest `generate cocktail` writes is what registration reads (bundled SmolLM2, 5 documents)."""
-    source = SHARED_DATA / "cocktail" / "nq-utd"
+    source = SAMPLE_DATA / "cocktail" / "nq-utd"
     judged = ("Sports_d63", "Sports_d70", "Sports_d75")
     corpus_in = tmp_path / "input"
     (corpus_in / "qrels").mkdir(parents=True)

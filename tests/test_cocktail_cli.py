@@ -18,9 +18,9 @@ from airbench_mteb.report import ReportRequest
 from airbench_mteb.report.bias import bias_plot, collect_points
 from airbench_mteb.report.results import read_results
 from airbench_mteb.tasks.cocktail import make_source_bias_task, parse_sources
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
-NQ_UTD = SHARED_DATA / "cocktail" / "nq-utd"
+NQ_UTD = SAMPLE_DATA / "cocktail" / "nq-utd"
 LLM_FILE = "llama-2-7b-chat-tmp0.2"
 
 
@@ -59,7 +59,7 @@ def test_bad_sources_and_settings_are_rejected(three_sources: Path) -> None:
         parse_sources(["human"])
     with pytest.raises(ValueError, match="invalid source mixed=human"):
         parse_sources(["mixed=human", "llm"])
-    with pytest.raises(ValueError, match=r"unknown settings \['both'\]"):
+    with pytest.raises(OptionError, match=r"--settings both: not in BadSettings, whose choices are human, llm"):
         make_source_bias_task(three_sources, ["human", f"llm={LLM_FILE}"], name="BadSettings", settings=["both"])
 
 
@@ -67,7 +67,7 @@ def test_bias_command_on_a_registered_task_and_on_a_folder_then_the_plot(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", "")  # restored after the command sets it
     out = tmp_path / "results"
-    args = _cli(["bias", "-m", "airbench-mteb/bm25", "-t", "CocktailNQUTD", "--data-dir", str(SHARED_DATA),
+    args = _cli(["bias", "-m", "airbench-mteb/bm25", "-t", "CocktailNQUTD", "--data-dir", str(SAMPLE_DATA),
                  "--settings", "human", "mixed", "--output-folder", str(out)])
     assert args.func(args) == 0
     printed = capsys.readouterr().out
@@ -130,6 +130,29 @@ def test_the_results_reader_selects_by_model_and_task_and_names_bad_files(tmp_pa
         read_results(tmp_path)
 
 
+def test_relabelled_sources_into_the_same_folder_never_take_the_cached_results(tmp_path: Path) -> None:
+    from airbench_mteb.cli import main
+
+    out = tmp_path / "results"
+
+    def run(*sources: str, overwrite: str = "only-missing") -> int:
+        return main(["bias", "-m", "airbench-mteb/bm25", "--data-dir", str(NQ_UTD), "--sources", *sources,
+                     "--settings", "a", "b", "--name", "RelabelBias", "--output-folder", str(out),
+                     "--overwrite-strategy", overwrite])
+
+    def ndcg_at_1() -> dict[str, float]:
+        (found,) = read_results(out, tasks=["RelabelBias"])
+        return {row["hf_subset"]: row["ndcg_at_1"] for row in found.result.scores["test"]}
+
+    assert run("a=human", f"b={LLM_FILE}") == 0
+    first = ndcg_at_1()
+    assert first["a"] != first["b"]
+    assert run("b=human", f"a={LLM_FILE}") == 2  # the same files under swapped labels: other data
+    assert ndcg_at_1() == first
+    assert run("b=human", f"a={LLM_FILE}", overwrite="always") == 0
+    assert ndcg_at_1() == {"a": first["b"], "b": first["a"]}
+
+
 def test_bias_command_needs_tasks_or_sources() -> None:
     from airbench_mteb.commands.names import UnknownNameError
 
@@ -139,14 +162,23 @@ def test_bias_command_needs_tasks_or_sources() -> None:
         bias_command.bias(_cli(["bias", "-m", "airbench-mteb/bm25", "-t", "NFCorpus"]))
 
 
-def test_mteb_run_writes_per_setting_bias_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mteb_run_writes_per_setting_bias_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
     from airbench_mteb.cli import main
 
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", "")
-    assert main(["run", "-m", "airbench-mteb/bm25", "-t", "CocktailNQUTD", "--data-dir", str(SHARED_DATA),
+    assert main(["run", "-m", "airbench-mteb/bm25", "-t", "CocktailNQUTD", "--data-dir", str(SAMPLE_DATA),
                  "--output-folder", str(tmp_path)]) == 0
-    saved = json.loads(next(tmp_path.rglob("CocktailNQUTD.json")).read_text(encoding="utf-8"))
+    written = next(tmp_path.rglob("CocktailNQUTD.json"))
+    saved = json.loads(written.read_text(encoding="utf-8"))
     subsets = {row["hf_subset"]: row for row in saved["scores"]["test"]}
+    # the run ends with one line for the task: each setting's main score with its interval, and the file
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    human = subsets["human"]
+    assert summary.startswith("CocktailNQUTD: ndcg_at_1 ")
+    assert (f"test/human {human['main_score']:.4f} [{human['ndcg_at_1_ci_low']:.4f}, {human['ndcg_at_1_ci_high']:.4f}]"
+            in summary)
+    assert summary.endswith(f" -> {written}")
     assert sorted(subsets) == ["human", "llm", "mixed", "mixed-all-relevant"]
     assert {"ndcg_at_1", "ndcg_at_5"} <= set(subsets["mixed"])
     assert {"ndcg_at_1_human", "ndcg_at_1_llm", "relative_delta_ndcg_at_1_llm"} <= set(subsets["mixed"]["source_bias"])

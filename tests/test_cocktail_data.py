@@ -1,4 +1,4 @@
-"""Cocktail data: the catalog, the real mirror in ../shared/data, settings, hub zips, and clear errors."""
+"""Cocktail data: the catalog, the real mirror shipped in the package (tests.conftest.SAMPLE_DATA), settings, hub zips, and clear errors."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ from airbench_mteb.data.cocktail_source import (
     unpack_verified,
 )
 from tests.catalog_counts import COCKTAIL_DATASETS
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
-COCKTAIL = SHARED_DATA / "cocktail"
+COCKTAIL = SAMPLE_DATA / "cocktail"
 LLM_FILE = "llama-2-7b-chat-tmp0.2"
 STEMS = {"human": "human", "llm": LLM_FILE}
 

@@ -1,4 +1,4 @@
-"""Cocktail tasks end to end on the real NFCorpus and NQ-UTD folders of ../shared/data.
+"""Cocktail tasks end to end on the real NFCorpus and NQ-UTD folders shipped in the package (tests.conftest.SAMPLE_DATA).
 
 NQ-UTD runs with the bundled MiniLM in all four settings (one model run shared by the tests below),
 and its per-source scores are recomputed independently from the files and the vectors the model
@@ -23,7 +23,7 @@ import pytrec_eval
 import airbench_mteb  # noqa: F401  (registers tasks and models)
 from airbench_mteb.metrics.source_bias import relative_delta
 from airbench_mteb.models import MINILM
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
 LLM_FILE = "llama-2-7b-chat-tmp0.2"
 SETTINGS = ["human", "llm", "mixed", "mixed-all-relevant"]
@@ -39,7 +39,7 @@ def minilm_nq_utd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
     """
     root = tmp_path_factory.mktemp("minilm_nq_utd")
     saved = {name: os.environ.get(name) for name in ("AIRBENCH_MTEB_DATA_DIR", "AIRBENCH_MTEB_EMBEDDING_CACHE")}
-    os.environ["AIRBENCH_MTEB_DATA_DIR"] = str(SHARED_DATA)
+    os.environ["AIRBENCH_MTEB_DATA_DIR"] = str(SAMPLE_DATA)
     os.environ["AIRBENCH_MTEB_EMBEDDING_CACHE"] = str(root / "embeddings")
     model = mteb.get_model(MINILM)
     encoded = {"document": 0, "query": 0}
@@ -97,7 +97,7 @@ def _read_jsonl(path: Path) -> dict[str, str]:
 def test_each_document_is_encoded_once_across_the_four_settings(minilm_nq_utd: dict[str, Any]) -> None:
     # the four settings hold 3,200 documents: 800 human and 800 LLM copies, each encoded once
     # (the cache also encodes a text that occurs twice only once: NQ-UTD has 1,598 distinct texts)
-    folder = SHARED_DATA / "cocktail" / "nq-utd"
+    folder = SAMPLE_DATA / "cocktail" / "nq-utd"
     texts = {text.strip() for stem in ("human", LLM_FILE)
              for text in _read_jsonl(folder / "corpus" / f"{stem}.jsonl").values()}
     assert len(texts) == 1598
@@ -107,7 +107,7 @@ def test_each_document_is_encoded_once_across_the_four_settings(minilm_nq_utd: d
 def _independent_run(vectors: dict[tuple[str, str], np.ndarray]
                      ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
     """The mixed run from scratch: the files, the model's vector of each text, numpy cosine, exact top 100."""
-    folder = SHARED_DATA / "cocktail" / "nq-utd"
+    folder = SAMPLE_DATA / "cocktail" / "nq-utd"
     ids, docs = [], []
     for stem in ("human", LLM_FILE):
         for doc_id, text in _read_jsonl(folder / "corpus" / f"{stem}.jsonl").items():
@@ -175,7 +175,7 @@ def test_bm25_lands_near_the_papers_figures(task_name: str, monkeypatch: pytest.
     must match. BM25's Δ depends on length normalisation, since the LLM rewrites are shorter:
     with this plugin's default b = 0.4 NFCorpus's Δ@1 turns positive (+38.5).
     """
-    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SHARED_DATA))
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SAMPLE_DATA))
     model = mteb.get_model("airbench-mteb/bm25", k1=1.2, b=0.75)
     result = mteb.evaluate(model, mteb.get_task(task_name, eval_splits=["test"]), cache=None,
                            show_progress_bar=False).task_results[0]

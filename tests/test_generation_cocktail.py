@@ -34,10 +34,10 @@ from airbench_mteb.generation.cocktail.sampling import sample_corpus
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm import Completion, LLMClient, LLMParams, ParseError, ResponseCache
 from airbench_mteb.generation.llm.local_server import llama_server
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 from tests.llm_servers import CountingProxy, kill_at
 
-NQ_UTD = SHARED_DATA / "cocktail" / "nq-utd"
+NQ_UTD = SAMPLE_DATA / "cocktail" / "nq-utd"
 QUERIES = ("Sports_q7", "Sports_q8")
 # judged for those queries (Sports_d64 has 85 words: --max-words 80 leaves it out), then judged for others only
 JUDGED = ("Sports_d63", "Sports_d70", "Sports_d64", "Sports_d75", "Sports_d79", "Sports_d78")

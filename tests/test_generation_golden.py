@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import os
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from airbench_mteb.generation.llm import Completion, LLMClient, LLMParams, ResponseCache
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
 GOLDEN = Path(__file__).parent / "data" / "generator_golden"
 LEE = Path(__import__("gensim").__file__).parent / "test" / "test_data" / "lee_background.cor"
-NQ_UTD = SHARED_DATA / "cocktail" / "nq-utd"
+NQ_UTD = SAMPLE_DATA / "cocktail" / "nq-utd"
 
 
 def _number(prompt: str) -> int:
@@ -98,7 +100,7 @@ def run_airbench(out: Path) -> None:
 
     config = AirBenchConfig(corpus=str(LEE), domain="news", language="en", num_queries=4, seed=5, rewrites=1,
                             min_length=60, max_length=110, source_name="gensim Lee background corpus",
-                            recall_encoder="minilm", rerankers=("minilm",),
+                            recall_encoder="minilm", rerankers=("minilm",), release_date="2026-11-24",
                             candidates=CandidateSettings(hard_negatives=(2, 3), max_tokens=96))
     llm = client(out)
     asyncio.run(generate(config, out, llm))
@@ -141,12 +143,23 @@ def run_irsc(out: Path) -> None:
     llm.cache.close()
 
 
+class OtherDay(date):
+    """``date`` whose today() is years after the recording."""
+
+    @classmethod
+    def today(cls) -> OtherDay:
+        return cls(2031, 2, 3)
+
+
 @pytest.mark.parametrize("family", ["airbench", "cocktail", "irsc"])
 def test_generator_outputs_are_byte_identical_to_the_recorded_run(family: str, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the co*cktail manifest names its input as given: a relative path
     out = Path("out")
     if family == "airbench":
+        # Run on another day than the recording's: the output depends on the configured release date only.
+        # (the package exports the function `generate`, which hides its module of the same name)
+        monkeypatch.setattr(importlib.import_module("airbench_mteb.generation.airbench.generate"), "date", OtherDay)
         run_airbench(out)
     elif family == "cocktail":
         run_cocktail(out, small_cocktail_input(Path("input")))

@@ -22,7 +22,7 @@ from airbench_mteb.generation.airbench.qc import QCInput, QCResult, QCSettings, 
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.client import Parsed
 from airbench_mteb.generation.store import Journal
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
 GENSIM_DATA = Path(__import__("gensim").__file__).parent / "test" / "test_data"
 
@@ -141,7 +141,7 @@ def _qc_case() -> tuple[QCInput, TableJudge]:
     }
     q1, q2 = "how often should I water tomatoes so they ripen", "where was the 1998 world cup final"
     data = QCInput(queries={"q-1": q1, "q-2": q2}, positives={"q-1": "p1", "q-2": "p2"},
-                   hard_negatives={"q-1": ["hn-1-0", "hn-1-1"], "q-2": ["hn-2-0"]}, corpus=docs)
+                   hard_negatives={"q-1": ["hn-1-0", "hn-1-1"], "q-2": ["hn-2-0"]}, corpus=docs, language="en")
     judge = TableJudge({
         (q1, docs["p1"]): 3,      # type 1, positive: keep the query
         (q2, docs["p2"]): 1,      # type 1, negative: drop the query (1 is not in positive_levels)
@@ -441,7 +441,7 @@ def test_generate_refuses_bad_options_before_an_llm_is_built(argv: list[str], na
 
     generator, *options = argv
     inputs = {"airbench": ["--corpus", str(GENSIM_DATA / "lee_background.cor"), "--domain", "news", "--language", "en"],
-              "cocktail": ["--corpus", str(SHARED_DATA / "cocktail" / "nq-utd")], "irsc": []}[generator]
+              "cocktail": ["--corpus", str(SAMPLE_DATA / "cocktail" / "nq-utd")], "irsc": []}[generator]
     options = [str(tmp_path / "missing.jsonl") if option == "MISSING" else option for option in options]
     named = named.replace("MISSING", str(tmp_path / "missing.jsonl"))
     out = tmp_path / "out"

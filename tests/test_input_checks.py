@@ -23,9 +23,9 @@ from airbench_mteb.data.cocktail_source import read_multi_source_split, read_sou
 from airbench_mteb.data.qrels import RELEVANCE_MAX, read_qrels_jsonl, read_qrels_tsv
 from airbench_mteb.data.retrieval_data import read_corpus_jsonl, read_queries_jsonl
 from airbench_mteb.generation.cocktail.corpus import read_input
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
-NQ_UTD = SHARED_DATA / "cocktail" / "nq-utd"
+NQ_UTD = SAMPLE_DATA / "cocktail" / "nq-utd"
 STEMS = {"human": "human", "llm": "llama-2-7b-chat-tmp0.2"}
 
 

@@ -1,4 +1,4 @@
-"""The import graph of the package: imports only go down the layers of ../shared/DESIGN.md, and no module cycle.
+"""The import graph of the package: imports only go down the layers of the project design (LAYERS below), and no module cycle.
 
 Read from the source (every ``import``, also those inside functions), so it is the graph a reader sees.
 ``from package import module`` is an import of that module, as import-graph tools count it.

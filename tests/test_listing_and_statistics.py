@@ -19,9 +19,9 @@ from airbench_mteb.settings import configure
 from airbench_mteb.tasks.cocktail import paper_statistics
 from airbench_mteb.tasks.statistics import SHIPPED_STATS
 from tests.airbench_mirror import english_documents, write_entry
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
-COCKTAIL_DATA = SHARED_DATA / "cocktail"
+COCKTAIL_DATA = SAMPLE_DATA / "cocktail"
 SHIPPED_COCKTAIL = {"CocktailNFCorpus": "nfcorpus", "CocktailNQUTD": "nq-utd"}
 LLM_CORPUS = "llama-2-7b-chat-tmp0.2"
 
@@ -135,15 +135,27 @@ def test_airbench_statistics_from_a_mirror_go_with_it_and_leave_out_a_closed_boo
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(tmp_path))
 
     assert main(["stats", "-t", entry.task_name]) == 0
-    assert capsys.readouterr().out.strip().endswith(f"{tmp_path}/descriptive_stats/Retrieval/{entry.task_name}.json")
+    written = Path(capsys.readouterr().out.strip().split(": ", 1)[1])
+    assert written.is_relative_to(tmp_path / "descriptive_stats") and written.name == f"{entry.task_name}.json"
     assert not (SHIPPED_STATS / "Retrieval" / f"{entry.task_name}.json").exists()  # the package keeps no mirror's
     stats = mteb.get_task(entry.task_name).metadata.descriptive_stats
     assert set(stats) == {"dev"}
     documents = _jsonl(mirror_file(tmp_path, entry, entry.corpus_location()))
-    queries = _jsonl(mirror_file(tmp_path, entry, entry.queries_location("dev")))
-    qrels = _jsonl(mirror_file(tmp_path, entry, entry.qrels_location("dev")))
+    queries_file, qrels_file = (mirror_file(tmp_path, entry, location("dev"))
+                                for location in (entry.queries_location, entry.qrels_location))
+    queries, qrels = _jsonl(queries_file), _jsonl(qrels_file)
     assert (stats["dev"]["num_documents"], stats["dev"]["num_queries"]) == (len(documents), len(queries))
     assert stats["dev"]["relevant_docs_statistics"]["num_relevant_docs"] == sum(row["relevance"] > 0 for row in qrels)
+
+    # the mirror's dev queries cut to 5: the statistics of the old files are not shown for the new ones
+    kept = queries[:5]
+    queries_file.write_text("".join(json.dumps(row) + "\n" for row in kept), encoding="utf-8")
+    qrels_file.write_text("".join(json.dumps(row) + "\n" for row in qrels if row["qid"] in {q["id"] for q in kept}),
+                          encoding="utf-8")
+    assert len(queries) > 5
+    assert mteb.get_task(entry.task_name).metadata.descriptive_stats["dev"]["num_queries"] != len(queries)
+    assert main(["stats", "-t", entry.task_name]) == 0
+    assert mteb.get_task(entry.task_name).metadata.descriptive_stats["dev"]["num_queries"] == 5
 
 
 def _irsc_counts(root: Path, setting: str, query_type: str) -> tuple[int, int]:

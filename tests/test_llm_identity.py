@@ -18,7 +18,7 @@ from airbench_mteb.generation.llm import LLMClient, LLMParams, ResponseCache
 from airbench_mteb.generation.llm.cache import cache_key
 from airbench_mteb.generation.llm.llamacpp_backend import LlamaCppBackend, default_model_path, model_file_sha256
 from airbench_mteb.generation.llm.openai_backend import OpenAICompatibleBackend
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
 SECRET = "sk-url-DO-NOT-STORE-41c7"
 MESSAGES = [{"role": "user", "content": "Name one colour."}]
@@ -106,7 +106,7 @@ def test_a_call_sent_by_a_killed_run_is_counted_as_repeated(tmp_path: Path) -> N
                                  f"http://127.0.0.1:9/v1?api-version=1&access_token={SECRET}"])
 def test_an_endpoint_with_a_key_inside_is_refused_before_anything_is_written(url: str, tmp_path: Path,
                                                                              capsys: pytest.CaptureFixture) -> None:
-    corpus = SHARED_DATA / "cocktail" / "nq-utd"
+    corpus = SAMPLE_DATA / "cocktail" / "nq-utd"
     out = tmp_path / "out"
     assert main(["generate", "cocktail", "--corpus", str(corpus), "--out", str(out),
                  "--llm", "remote", "openai", "model=smollm2", f"base-url={url}"]) == 2

@@ -7,7 +7,7 @@ import asyncio
 import mteb
 import pytest
 
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
 BAR_MARKS = ("it/s]", "s/it]", "%|")  # what any tqdm bar line carries
 
@@ -21,7 +21,7 @@ def _evaluate_bm25(show_progress_bar: bool) -> float:
 
 def test_a_quiet_bm25_evaluation_prints_no_bar(monkeypatch: pytest.MonkeyPatch,
                                                 capfd: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SHARED_DATA))
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SAMPLE_DATA))
     loud_score = _evaluate_bm25(show_progress_bar=True)
     loud = capfd.readouterr().err
     assert "BM25 index corpus" in loud and "BM25 search" in loud  # the bars exist: their absence below counts
@@ -34,7 +34,7 @@ def test_a_quiet_bm25_evaluation_prints_no_bar(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_a_quiet_e5_encode_draws_no_bar(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SHARED_DATA))
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SAMPLE_DATA))
     monkeypatch.setenv("AIRBENCH_MTEB_EMBEDDING_CACHE", "0")  # encode for real, every time
     task = mteb.get_task("CocktailNQUTD", hf_subsets=["human"])
     mteb.evaluate(mteb.get_model("airbench-mteb/multilingual-e5-small"), [task], cache=None, show_progress_bar=False)

@@ -19,10 +19,10 @@ from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.models import E5_SMALL, MINILM
 from airbench_mteb.models.rerankers import reranked_model_meta, reranked_model_name, split_reranked_name
 from tests.closed_book_run import NEWS_EN, Run, closed_book_mirror, data_dir, run_bm25
+from tests.conftest import SAMPLE_DATA
 
 RERANKED = reranked_model_name("airbench-mteb/bm25", E5_SMALL)
 COCKTAIL = "CocktailNQUTD"
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def _e5_encode(memo: dict) -> Callable[[list[str], bool], np.ndarray]:
@@ -122,7 +122,7 @@ def test_cocktail_bm25_top_k_reranked_by_minilm_matches_an_independent_rerank_an
     # a test; all-MiniLM-L6-v2 (also bundled) re-ranks BM25's top 10 (the paper re-ranks the top 100: the same
     # code path, ten times the encoding).
     top_k = 10
-    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SHARED_DATA))
+    monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SAMPLE_DATA))
     bm25_predictions = tmp_path / "bm25"
     mteb.evaluate(mteb.get_model("airbench-mteb/bm25"), [mteb.get_task(COCKTAIL, hf_subsets=["human"])],
                   cache=None, prediction_folder=bm25_predictions, show_progress_bar=False)

@@ -14,7 +14,7 @@ from mteb.cache import ResultCache
 from airbench_mteb.catalog import airbench_entries
 from airbench_mteb.data import DatasetError
 from airbench_mteb.data.airbench_source import mirror_file
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
 NAME = "AIR-Bench_24.05_qa_news_en"
 
@@ -55,7 +55,7 @@ def test_a_rerun_on_other_data_refuses_the_old_scores_and_recomputes_when_asked(
 def _cocktail_copy(tmp_path: Path) -> Path:
     """A data dir holding a copy of co*cktail's NQ-UTD (800 documents per source, 80 test queries)."""
     root = tmp_path / "data"
-    shutil.copytree(SHARED_DATA / "cocktail" / "nq-utd", root / "cocktail" / "nq-utd")
+    shutil.copytree(SAMPLE_DATA / "cocktail" / "nq-utd", root / "cocktail" / "nq-utd")
     return root
 
 
@@ -78,6 +78,25 @@ def test_cocktail_rerun_after_qrels_lost_half_their_lines_refuses_the_old_score(
         _cocktail_bm25(root, results, monkeypatch)
     truth = _cocktail_bm25(root, results, monkeypatch, overwrite_strategy="always")
     assert truth.get_score() != pytest.approx(first.get_score())
+
+
+def test_a_rerun_asking_for_other_intervals_refuses_results_computed_with_others(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, results = _cocktail_copy(tmp_path), tmp_path / "results"
+    monkeypatch.setenv("AIRBENCH_MTEB_CI", "off")
+    assert "ndcg_at_1_ci_low" not in _cocktail_bm25(root, results, monkeypatch).scores["test"][0]
+    monkeypatch.setenv("AIRBENCH_MTEB_CI", "percentile")
+    monkeypatch.setenv("AIRBENCH_MTEB_CI_RESAMPLES", "199")
+    with pytest.raises(DatasetError, match=r"CocktailNQUTD.*computed with off; this run asks for percentile, 199"):
+        _cocktail_bm25(root, results, monkeypatch)
+    percentile = _cocktail_bm25(root, results, monkeypatch, overwrite_strategy="always").scores["test"][0]
+    assert percentile["ci_method"] == "percentile" and percentile["ci_n_resamples"] == 199
+    assert _cocktail_bm25(root, results, monkeypatch).scores["test"][0] == percentile  # same settings: cached
+    monkeypatch.setenv("AIRBENCH_MTEB_CI", "bca")
+    with pytest.raises(DatasetError, match=r"computed with percentile, 199 resamples.*asks for BCa, 199 resamples"):
+        _cocktail_bm25(root, results, monkeypatch)
+    monkeypatch.setenv("AIRBENCH_MTEB_CI", "off")  # intervals not asked for: the results with them serve
+    assert _cocktail_bm25(root, results, monkeypatch).scores["test"][0] == percentile
 
 
 def _task_revision(name: str, root: Path, monkeypatch: pytest.MonkeyPatch, **kwargs: object) -> str:

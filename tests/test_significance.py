@@ -24,7 +24,7 @@ from scipy import stats
 
 from airbench_mteb.cli import main
 from airbench_mteb.settings import settings_applied
-from tests.conftest import SHARED_DATA
+from tests.conftest import SAMPLE_DATA
 
 COCKTAIL = "CocktailNFCorpus"
 AIRBENCH = "AIR-Bench_24.05_qa_news_zh"  # English MiniLM and BM25 differ on Chinese
@@ -66,7 +66,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path) -> Run
     folder = tmp_path_factory.mktemp("significance")
     data = folder / "data"  # one data folder for both families, without copying anything
     data.mkdir()
-    (data / "cocktail").symlink_to(SHARED_DATA / "cocktail")
+    (data / "cocktail").symlink_to(SAMPLE_DATA / "cocktail")
     (data / "AIR-Bench").symlink_to(airbench_mirror / "AIR-Bench")
     root, predictions = folder / "results", folder / "predictions"
     with settings_applied(data_dir=data):
@@ -323,7 +323,7 @@ def bias_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     folder = tmp_path_factory.mktemp("source_bias")
     (folder / "data").mkdir()
-    (folder / "data" / "cocktail").symlink_to(SHARED_DATA / "cocktail")
+    (folder / "data" / "cocktail").symlink_to(SAMPLE_DATA / "cocktail")
     with settings_applied(data_dir=folder / "data"):
         for model, name in ((mteb.get_model(BM25), "default"), (mteb.get_model(BM25, k1=1.2, b=0.75), "tuned")):
             mteb.evaluate(model, [mteb.get_task(COCKTAIL, hf_subsets=["mixed"], eval_splits=["test"])],
@@ -336,7 +336,7 @@ def _source_vectors(folder: Path, name: str, metric: str) -> tuple[np.ndarray, n
     """Per-query ``metric`` of the model's mixed ranking against the human copies and against the LLM copies,
     from its prediction file and the raw qrels (pytrec_eval; queries with a relevant document, absent: 0)."""
     run = json.loads((folder / "predictions" / name / f"{COCKTAIL}_predictions.json").read_text())["mixed"]["test"]
-    with (SHARED_DATA / "cocktail" / "nfcorpus" / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
+    with (SAMPLE_DATA / "cocktail" / "nfcorpus" / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
         rows = [row for row in csv.DictReader(handle, delimiter="\t") if int(row["score"]) > 0]
     k = metric.rsplit("_at_", 1)[1]
     vectors = []

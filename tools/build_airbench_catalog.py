@@ -1,6 +1,7 @@
 """Rebuild airbench_mteb/catalog/airbench.json from the AIR-Bench catalog facts.
 
-Usage: python tools/build_airbench_catalog.py ../shared/data/airbench_catalog.json
+Usage: python tools/build_airbench_catalog.py tests/data/airbench_catalog.json
+(that file is the official AIR-Bench catalog of both releases, kept for the tests).
 The output is the package's own catalog: one self-contained entry per dataset. Contributors
 normally edit the output directly (see CONTRIBUTING.md); this script documents where the
 original 97 entries came from.

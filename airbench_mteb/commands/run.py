@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.data.errors import OptionError
@@ -42,6 +43,16 @@ def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> 
     return str(meta.name)
 
 
+def selected_tasks(args: argparse.Namespace) -> tuple[Any, ...]:
+    """The tasks `mteb run` evaluates for these arguments (a benchmark's, else the filters'), as mteb selects them."""
+    import mteb
+
+    if args.benchmarks:
+        return tuple(task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks)
+    return tuple(mteb.get_tasks(categories=args.categories, task_types=args.task_types, languages=args.languages,
+                                tasks=args.tasks, eval_splits=args.eval_splits))
+
+
 def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
     from airbench_mteb.models.rerankers import RERANK_TOP_K
 
@@ -58,6 +69,10 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
     mteb_run = run_parser.get_default("func")
 
     def run(args: argparse.Namespace) -> int:
+        import mteb
+
+        from airbench_mteb.report.run_summary import run_summary
+
         check_positive_option("--batch-size", args.batch_size)
         check_positive_option("--rerank-top-k", args.rerank_top_k)
         if args.no_ci:
@@ -69,6 +84,9 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
         if args.previous_results is not None:
             args.model = rerank_model_argument(args.model, args.previous_results, args.rerank_top_k)
         mteb_run(args)
+        for line in run_summary(Path(args.output_folder), mteb.get_model_meta(args.model, args.model_revision),
+                                [task.metadata.name for task in selected_tasks(args)]):
+            print(line)
         return 0
 
     run_parser.set_defaults(func=run)

@@ -19,6 +19,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import write_jsonl
 from airbench_mteb.data.qrels import Qrels, qrels_from_rows, read_qrels_jsonl
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
+from airbench_mteb.settings import DATA_DIR_ENV
 
 QRELS_KEYS = ("qid", "docid", "relevance")
 logger = logging.getLogger(__name__)
@@ -86,7 +87,8 @@ def _hub_dataset(entry: AirBenchDataset, location: tuple[str, str], split: str |
                                      token=_hub_token(entry, split))
     except Exception as error:
         kind = HubAccessDenied if _access_denied(error) else DatasetError
-        raise kind(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}",
+        raise kind(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}. Offline, "
+                   f"point --data-dir (or ${DATA_DIR_ENV}) at a mirror that `airbench-mteb download` filled",
                    item_id=entry.task_name) from error
 
 

@@ -54,7 +54,8 @@ def _model_of(path: Path) -> tuple[str, str]:
     return meta["name"], f"{meta['name']}{suffix}"
 
 
-def _task_result(path: Path) -> TaskResult:
+def read_task_result(path: Path) -> TaskResult:
+    """One MTEB results file; a file that is not one is a DatasetError naming it."""
     from mteb.results import TaskResult
 
     try:
@@ -85,7 +86,7 @@ def read_results(results: Path, models: Sequence[str] | None = None,
         model, label = _model_of(path)
         if not selected(model, models):
             continue
-        found = ModelTaskResult(model, label, _task_result(path), path)
+        found = ModelTaskResult(model, label, read_task_result(path), path)
         key, mtime = (label, found.result.task_name), path.stat().st_mtime
         if key not in latest or mtime >= latest[key][0]:
             latest[key] = (mtime, found)
