@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mteb.abstasks.retrieval import AbsTaskRetrieval
+from mteb.models import SearchEncoderWrapper
 
 if TYPE_CHECKING:
     from mteb import AbsTask, Benchmark
@@ -58,6 +59,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._eval_splits"),
     PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._top_k", on_instance=True),
     PrivateName("mteb._create_dataloaders", "create_dataloader"),
+    PrivateName("mteb.models.search_wrappers", "SearchEncoderWrapper._full_corpus_search"),
     PrivateName("mteb.cli.build_cli", "_add_run_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_tasks_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_benchmarks_parser"),
@@ -247,6 +249,28 @@ def create_dataloader(dataset: Any, *, task_metadata: Any, prompt_type: Any, bat
 
     return mteb_create_dataloader(dataset, task_metadata=task_metadata, prompt_type=prompt_type,
                                   batch_size=batch_size)
+
+
+class HookedEncoderSearch(SearchEncoderWrapper):
+    """MTEB's search over an encoder (``SearchEncoderWrapper``) whose full-corpus step calls a public hook.
+
+    Everything else stays MTEB's: the encoded queries, the re-ranking of given candidates, the index
+    backends and the results dict built from the ranked ``(score, id)`` lists the hook returns.
+    """
+
+    # SearchEncoderWrapper._full_corpus_search(*, query_idx_to_id, query_embeddings, task_metadata, hf_subset,
+    # hf_split, top_k, encode_kwargs, timer) -> {qid: [(score, id), ...]}: mteb 2.26.x, checked on 2.26.24
+    def _full_corpus_search(self, **arguments: Any) -> dict[str, list[tuple[float, str]]]:
+        return self.full_corpus_search(**arguments)
+
+    def full_corpus_search(self, *, query_idx_to_id: dict[int, str], query_embeddings: Any, task_metadata: Any,
+                           hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any, timer: Any
+                           ) -> dict[str, list[tuple[float, str]]]:
+        """The best ``top_k`` documents of the whole corpus (``self.task_corpus``) per query: MTEB's own
+        chunked search with its per-item heap merge until overridden."""
+        return super()._full_corpus_search(query_idx_to_id=query_idx_to_id, query_embeddings=query_embeddings,
+                                           task_metadata=task_metadata, hf_subset=hf_subset, hf_split=hf_split,
+                                           top_k=top_k, encode_kwargs=encode_kwargs, timer=timer)
 
 
 def add_mteb_cli_parsers(subparsers: argparse._SubParsersAction) -> None:

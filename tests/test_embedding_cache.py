@@ -210,9 +210,30 @@ def test_settings_that_change_vectors_change_the_namespace(minilm: Any) -> None:
 def test_cache_switched_off_by_environment(minilm: Any, cache_root: Path, monkeypatch: pytest.MonkeyPatch,
                                            value: str) -> None:
     monkeypatch.setenv(CACHE_ENV, value)
-    assert with_embedding_cache(minilm) is minilm
+    assert with_embedding_cache(minilm).root is None  # the wrapper without its store
     monkeypatch.setenv(CACHE_ENV, str(cache_root))
-    assert isinstance(with_embedding_cache(minilm), CachedEncoder)
+    assert with_embedding_cache(minilm).root == cache_root
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_blocks_are_encoded_longest_first_and_returned_in_input_order(minilm: Any, cache_root: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch,
+                                                                      store: bool) -> None:
+    texts = LEE[:12]
+    plain = _encode(minilm, _documents_loader(texts))
+    seen: list[str] = []
+    encode = type(minilm).encode
+
+    def recording(inputs: Any, **kwargs: Any) -> Any:
+        seen.extend(text for batch in inputs for text in batch["text"])
+        return encode(minilm, inputs, **kwargs)
+
+    monkeypatch.setattr(minilm, "encode", recording)
+    if not store:
+        monkeypatch.setenv(CACHE_ENV, "off")
+    vectors = _encode(with_embedding_cache(minilm), _documents_loader(texts))
+    assert seen == sorted(texts, key=len, reverse=True)  # Lee's first sentences have distinct lengths
+    np.testing.assert_allclose(vectors, plain, atol=1e-6)
 
 
 def test_truncated_or_unfinished_shards_are_skipped(minilm: Any, calls: list, cache_root: Path) -> None:
@@ -373,7 +394,8 @@ class TinySearchModel:
         return (a * b).sum(-1)
 
 
-def test_models_the_cache_cannot_serve_are_returned_unchanged(minilm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_models_the_cache_cannot_serve_are_returned_unchanged_or_without_store(minilm: Any,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     search_model = TinySearchModel()
     assert with_embedding_cache(search_model) is search_model
     assert with_embedding_cache("not a model") == "not a model"
@@ -381,7 +403,8 @@ def test_models_the_cache_cannot_serve_are_returned_unchanged(minilm: Any, monke
     assert with_embedding_cache(cached) is cached  # never wrapped twice
     unnamed = minilm.mteb_model_meta.model_copy(update={"revision": "no_revision_available"})
     monkeypatch.setattr(minilm, "mteb_model_meta", unnamed)
-    assert with_embedding_cache(minilm) is minilm
+    without_store = with_embedding_cache(minilm)  # nothing to key vectors on: length order only
+    assert without_store.wrapped is minilm and without_store.root is None
 
 
 def test_wrapper_delegates_what_it_does_not_override(minilm: Any) -> None:

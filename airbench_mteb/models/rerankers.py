@@ -24,7 +24,6 @@ from mteb.models import (
     EncoderProtocol,
     ModelMeta,
     SearchCrossEncoderWrapper,
-    SearchEncoderWrapper,
     SearchProtocol,
 )
 
@@ -40,6 +39,7 @@ from airbench_mteb.data.predictions import (
     read_prediction_folder,
     read_predictions,
 )
+from airbench_mteb.models.topk_search import DeviceTopKSearch
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -62,9 +62,10 @@ def split_reranked_name(name: str) -> tuple[str, str | None]:
 
 
 def as_search_model(model: Any) -> SearchProtocol:
-    """The search interface MTEB's retrieval evaluation uses for each kind of model."""
+    """The search interface MTEB's retrieval evaluation uses for each kind of model; an encoder's full-corpus
+    search merges its top k on the model's device (:class:`~airbench_mteb.models.topk_search.DeviceTopKSearch`)."""
     if isinstance(model, EncoderProtocol) and not isinstance(model, SearchProtocol):
-        return SearchEncoderWrapper(model)
+        return DeviceTopKSearch(model)
     if isinstance(model, CrossEncoderProtocol):
         return SearchCrossEncoderWrapper(model)
     if isinstance(model, SearchProtocol):

@@ -33,7 +33,8 @@ class PluginRetrievalTask(HookedRetrievalTask):
     """An MTEB retrieval task whose data come from a plugin loader instead of a hub dataset.
 
     Subclasses implement :meth:`load_split`. Evaluation goes through the content-keyed
-    embedding cache, so a corpus shared by splits, subsets or tasks is encoded once.
+    embedding cache, so a corpus shared by splits, subsets or tasks is encoded once, and an
+    encoder's search keeps each query's top k on the model's device (:mod:`airbench_mteb.models.topk_search`).
     """
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
@@ -116,10 +117,11 @@ class PluginRetrievalTask(HookedRetrievalTask):
     def evaluate_split(self, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
                        prediction_folder: Path | None = None, num_proc: int | None = None, **kwargs: Any) -> Any:
         from airbench_mteb.models.embedding_cache import with_embedding_cache
+        from airbench_mteb.models.rerankers import as_search_model
         from airbench_mteb.tasks.closed_book import is_closed_book, retrieve_only
 
         self._scored_model = getattr(model, "mteb_model_meta", None)  # whose per-query scores are kept
-        model = with_embedding_cache(model)
+        model = as_search_model(with_embedding_cache(model))  # an encoder: length order, top k on its device
         if is_closed_book(data_split):  # no qrels here (AIR-Bench test): rankings for the leaderboard, no scores
             return retrieve_only(self, model, data_split, hf_split=hf_split, hf_subset=hf_subset,
                                  encode_kwargs=encode_kwargs, prediction_folder=prediction_folder, num_proc=num_proc)

@@ -2,7 +2,10 @@
 
 :func:`with_embedding_cache` wraps an MTEB encoder. Its ``encode`` hashes every input exactly as the
 model receives it (after MTEB joined a document's title and text, or a query and its instruction),
-looks the hashes up in a store, and hands only the missing items to the wrapped model.
+looks the hashes up in a store, and hands only the missing items to the wrapped model, longest text
+first, so its batches hold texts of like length (little padding); the store gives the vectors back in
+input order. With the cache off the same wrapper has no store: each block is encoded longest first and
+its vectors put back in input order.
 
 What makes two encodings interchangeable decides where a vector is stored:
 

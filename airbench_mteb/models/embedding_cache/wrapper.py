@@ -60,10 +60,41 @@ def _subset_loader(inputs: Any, indices: list[int], batch_size: int) -> Any:
                       collate_fn=inputs.collate_fn, num_workers=inputs.num_workers, shuffle=False)
 
 
-class CachedEncoder:
-    """An MTEB encoder that takes vectors from the content-keyed store and encodes only what is missing."""
+def length_order(dataset: Any, indices: np.ndarray) -> np.ndarray:
+    """``indices`` (rows of ``dataset``) longest text first, equal lengths in input order.
 
-    def __init__(self, model: Any, root: Path) -> None:
+    Length is counted in characters, as sentence-transformers sorts within a call; a block encoded in
+    this order is batched among texts of like length, so batches carry little padding.
+    """
+    import pyarrow.compute as pc
+
+    texts = dataset.select_columns(["text"]).with_format("arrow")[:]["text"]
+    lengths = pc.fill_null(pc.utf8_length(texts), 0).to_numpy(zero_copy_only=False)[indices]
+    return indices[np.argsort(-lengths, kind="stable")]
+
+
+def _in_input_order(output: Any, order: np.ndarray) -> Any:
+    """The model's output for rows encoded in ``order``, put back in input order; None if it cannot be."""
+    inverse = np.argsort(order)
+    if isinstance(output, np.ndarray) and output.shape[:1] == order.shape:
+        return output[inverse]
+    try:
+        import torch
+
+        if isinstance(output, torch.Tensor) and output.shape[0] == len(order):
+            return output.index_select(0, torch.as_tensor(inverse, device=output.device))  # strided or sparse
+    except ImportError:
+        pass
+    if isinstance(output, list) and len(output) == len(order):
+        return [output[i] for i in inverse]
+    return None
+
+
+class CachedEncoder:
+    """An MTEB encoder that encodes each block of documents in length order and, with a ``root``, takes
+    vectors from the content-keyed store and encodes only what is missing (``root`` None: no store)."""
+
+    def __init__(self, model: Any, root: Path | None) -> None:
         self.wrapped = model
         self.root = root
 
@@ -106,6 +137,8 @@ class CachedEncoder:
         Returns the namespace settings and every item's key, to look them up later (:class:`ReadBack`),
         or None when the cache cannot hold these items (then nothing is encoded, or nothing kept).
         """
+        if self.root is None:
+            return None
         keyed = self._keyed(inputs, task_metadata, prompt_type, kwargs)
         if keyed is None:
             return None
@@ -125,6 +158,8 @@ class CachedEncoder:
     def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
                prompt_type: Any = None, **kwargs: Any) -> Any:
         run = self._runner(task_metadata, hf_split, hf_subset, prompt_type, kwargs)
+        if self.root is None:
+            return self._encode_in_length_order(inputs, run, kwargs)
         keyed = self._keyed(inputs, task_metadata, prompt_type, kwargs)
         if keyed is None:
             return run(inputs)
@@ -148,6 +183,18 @@ class CachedEncoder:
                 return run(inputs)
         return run(inputs)
 
+    def _encode_in_length_order(self, inputs: Any, run: Callable[[Any], Any], kwargs: dict[str, Any]) -> Any:
+        """The whole block encoded longest first and put back in input order (no store)."""
+        if key_fields(inputs) is None or "text" not in inputs.dataset.column_names or len(inputs.dataset) < 2:
+            return run(inputs)
+        order = length_order(inputs.dataset, np.arange(len(inputs.dataset)))
+        restored = _in_input_order(run(_subset_loader(inputs, order.tolist(), kwargs.get("batch_size", 32))), order)
+        if restored is None:  # an output this wrapper cannot reorder: the model's own, in input order
+            logger.info("%s returns an output that cannot be reordered; encoding in input order",
+                        self.mteb_model_meta.name)
+            return run(inputs)
+        return restored
+
     def _store_missing(self, store: EmbeddingStore, keys: np.ndarray, inputs: Any, run: Callable[[Any], Any],
                        kwargs: dict[str, Any]) -> Any:
         """Encode and store the items ``store`` lacks; returns None, or the model's own output for all of
@@ -158,7 +205,9 @@ class CachedEncoder:
             rows = store.locate(keys)
         absent = np.flatnonzero(rows < 0)
         _, first = np.unique(keys[absent], axis=0, return_index=True)  # a text repeated in the input is encoded once
-        missing = np.sort(absent[first]).tolist()
+        missing = np.sort(absent[first])
+        # longest first, so each chunk's batches hold texts of like length (the store restores input order)
+        missing = (length_order(inputs.dataset, missing) if "text" in inputs.dataset.column_names else missing).tolist()
         logger.info("embedding cache %s: %d of %d items stored, encoding %d", store.folder,
                     len(keys) - len(absent), len(keys), len(missing))
         chunks = [missing[start:start + CHUNK_SIZE] for start in range(0, len(missing), CHUNK_SIZE)]
@@ -173,7 +222,9 @@ class CachedEncoder:
                 store.cacheable = False
                 logger.info("embedding cache: %s does not return dense rows; not caching it",
                             self.mteb_model_meta.name)
-                return output if chunk == list(range(len(keys))) else run(inputs)
+                # the whole input in one chunk (a permutation of it): reorder the output, not encode again
+                restored = _in_input_order(output, np.asarray(chunk)) if len(chunk) == len(keys) else None
+                return run(inputs) if restored is None else restored
             store.add(keys[chunk], vectors)
         return None
 
@@ -181,8 +232,9 @@ class CachedEncoder:
 def with_embedding_cache(model: Any) -> Any:
     """``model`` wrapped in a :class:`CachedEncoder` when it is a plain MTEB encoder; otherwise ``model`` itself.
 
-    Search models (which index and search themselves), models without a name and revision to key
-    on, already wrapped models, and everything while the cache is switched off are returned unchanged.
+    Search models (which index and search themselves) and already wrapped models are returned
+    unchanged. While the cache is switched off, and for models without a name and revision to key
+    on, the wrapper has no store: it still encodes each block in length order.
     """
     from mteb.models import EncoderProtocol, SearchProtocol
 
@@ -191,6 +243,6 @@ def with_embedding_cache(model: Any) -> Any:
     root = cache_dir()
     meta = getattr(model, "mteb_model_meta", None)
     name, revision = getattr(meta, "name", None), getattr(meta, "revision", None)
-    if root is None or name in (None, "no_model_name/available") or revision in (None, "no_revision_available"):
-        return model
+    if name in (None, "no_model_name/available") or revision in (None, "no_revision_available"):
+        root = None
     return CachedEncoder(model, root)

@@ -1,0 +1,195 @@
+"""Full-corpus dense search whose running top k stays in tensors, merged per chunk by one ``torch.topk``.
+
+MTEB's search takes each chunk's top k+1 per query with torch, then pushes every (score, id) pair into
+one Python heap per query: about a billion heap operations for AIR-Bench's ``qa_msmarco_en`` (8.9 M
+passages, 6,319 queries, depth 1,000). Here each query's best k are one row of an int64 tensor, on the
+model's device, and each chunk is merged with a single ``torch.topk`` over [running, chunk]; the queries
+are encoded once (MTEB's own step) and the chunk size follows the memory available.
+
+Order, exact ties included: each candidate is one int64 key, its float32 score mapped to an int32 of the
+same order in the high half and the rank of its document id (ids sorted as Python sorts strings) in the
+low half. Keys order by score, then by id, so among equal scores the larger id ranks first and is kept
+at the cut -- what MTEB's heap of ``(score, id)`` tuples keeps, and trec_eval's order. MTEB itself leaves
+one case open (more tied documents in one chunk than its per-chunk top k+1 holds: torch picks); there
+this search still keeps the larger ids. NaN scores are refused, as MTEB's re-ranking refuses them;
+``-0.0`` ranks as ``0.0``. Scores in float64 (an encoder returning float64 vectors) go through MTEB's
+own merge, as the key has room for 32 bits of score only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from airbench_mteb.mteb_compat import HookedEncoderSearch, create_dataloader
+
+logger = logging.getLogger(__name__)
+
+MEMORY_SHARE = 0.5  # of the memory free when the search starts: the encoder needs the rest
+_LOW_32 = 0xFFFFFFFF
+_SIGN_MASK = 0x7FFFFFFF
+
+
+def model_device(model: Any) -> Any:
+    """The torch device of the library model inside an MTEB wrapper (``.model``), else the CPU."""
+    import torch
+
+    device = getattr(getattr(model, "model", None), "device", None)
+    return device if isinstance(device, torch.device) else torch.device("cpu")
+
+
+def available_bytes(device: Any) -> int:
+    """Memory free for the search: device memory on an accelerator, the host's available memory otherwise."""
+    import torch
+
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def chunk_size_for(free_bytes: int, queries: int, depth: int, dimension: int, documents: int) -> int:
+    """Documents per chunk that fit :data:`MEMORY_SHARE` of ``free_bytes``.
+
+    Per document of a chunk: per query an int64 key, a float32 score, its int32 copy, a NaN flag and topk's
+    int64 workspace, plus the vector on host and device; fixed: the running top k and its merged copy.
+    """
+    per_document = queries * (8 + 4 + 4 + 1 + 8) + dimension * 4 * 2
+    budget = int(free_bytes * MEMORY_SHARE) - queries * depth * 8 * 2
+    return max(1, min(documents, budget // per_document))
+
+
+def ordered_keys(scores: Any, ranks: Any, out: Any) -> None:
+    """Write into ``out`` (int64, like ``scores``) one key per score: the score's order in the high 32 bits,
+    the document's id rank (``ranks``, one per column) in the low 32."""
+    import torch
+
+    scores = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores  # exact widening
+    if scores.dtype != torch.float32:
+        raise TypeError(f"scores of dtype {scores.dtype} cannot be keyed in 32 bits")
+    if torch.isnan(scores).any():
+        raise ValueError("NaN values detected in the similarity scores")
+    scores = scores + 0.0  # -0.0 becomes 0.0 (a new tensor: the caller's scores stay as they were)
+    bits = scores.view(torch.int32)
+    bits ^= (bits >> 31) & _SIGN_MASK  # negative floats: flip the magnitude, so int order is float order
+    out.copy_(bits)  # widened in place: no int64 temporary of the chunk's size
+    out.bitwise_left_shift_(32)
+    out += ranks
+
+
+def scores_of(keys: Any) -> Any:
+    """The float32 scores inside keys made by :func:`ordered_keys`."""
+    import torch
+
+    bits = (keys >> 32).to(torch.int32)
+    bits ^= (bits >> 31) & _SIGN_MASK
+    return bits.view(torch.float32)
+
+
+def id_ranks(corpus: Any) -> tuple[Any, np.ndarray]:
+    """The corpus ids sorted as Python sorts strings (code points; UTF-8 bytes sort the same way), and
+    each document's rank among them, by corpus position."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = corpus.select_columns(["id"]).with_format("arrow")[:]["id"]
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    order = pc.sort_indices(ids).to_numpy()
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.arange(len(order), dtype=np.int64)
+    return ids.take(pa.array(order)), ranks
+
+
+class TopKMerge:
+    """Each query's running best ``depth`` documents as keys, merged chunk by chunk with one ``torch.topk``."""
+
+    def __init__(self, queries: int, depth: int, chunk: int, device: Any) -> None:
+        import torch
+
+        self.depth = depth
+        # columns [0, depth) hold the running keys, the rest a chunk's: merging needs no concatenated copy
+        self.keys = torch.empty((queries, depth + chunk), dtype=torch.int64, device=device)
+        self.keys[:, :depth] = torch.iinfo(torch.int64).min  # no real key is this low (it would be a NaN)
+
+    def add(self, scores: Any, ranks: Any) -> None:
+        """Merge a chunk: ``scores`` [queries, n] against the running keys; ``ranks`` [n] the documents' id ranks."""
+        import torch
+
+        width = self.depth + scores.shape[1]
+        ordered_keys(scores, ranks, self.keys[:, self.depth:width])
+        self.keys[:, :self.depth] = torch.topk(self.keys[:, :width], self.depth, dim=1, sorted=False).values
+
+    def best(self) -> Any:
+        """The running keys, best first per query."""
+        import torch
+
+        return torch.sort(self.keys[:, :self.depth], dim=1, descending=True).values
+
+
+class DeviceTopKSearch(HookedEncoderSearch):
+    """MTEB's search over an encoder, with the full-corpus step merged on the model's device.
+
+    ``chunk_size`` fixes the documents per chunk (tests); by default it follows the free memory.
+    """
+
+    def __init__(self, model: Any, chunk_size: int | None = None) -> None:
+        super().__init__(model)
+        self.chunk_size = chunk_size
+
+    def full_corpus_search(self, *, query_idx_to_id: dict[int, str], query_embeddings: Any, task_metadata: Any,
+                           hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any, timer: Any
+                           ) -> dict[str, list[tuple[float, str]]]:
+        import torch
+        from mteb.timing import TimingStack
+        from mteb.types import PromptType
+
+        corpus = self.task_corpus
+        if corpus is None:
+            raise ValueError("Corpus must be indexed before searching.")
+        queries = torch.as_tensor(query_embeddings)
+        if queries.dtype == torch.float64:  # 64-bit scores do not fit the key
+            return super().full_corpus_search(
+                query_idx_to_id=query_idx_to_id, query_embeddings=query_embeddings, task_metadata=task_metadata,
+                hf_subset=hf_subset, hf_split=hf_split, top_k=top_k, encode_kwargs=encode_kwargs, timer=timer)
+        device = model_device(self.model)
+        queries = queries.to(device)
+        documents = len(corpus)
+        depth = min(top_k, documents)
+        chunk = self.chunk_size or chunk_size_for(available_bytes(device), len(queries), depth,
+                                                  int(queries.shape[-1]), documents)
+        sorted_ids, ranks = id_ranks(corpus)
+        ranks = torch.as_tensor(ranks, device=device)
+        merge = TopKMerge(len(queries), depth, chunk, device)
+        logger.info("searching %d documents in chunks of %d on %s", documents, chunk, device)
+        with (timer or TimingStack())("Searching corpus", split=hf_split, subset=hf_subset):
+            for start in range(0, documents, chunk):
+                end = min(start + chunk, documents)
+                loader = create_dataloader(corpus.select(range(start, end)), task_metadata=task_metadata,
+                                           prompt_type=PromptType.document,
+                                           batch_size=encode_kwargs.get("batch_size", 32))
+                vectors = self.model.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
+                                            hf_subset=hf_subset, prompt_type=PromptType.document, **encode_kwargs)
+                scores = torch.as_tensor(self.model.similarity(queries, torch.as_tensor(vectors).to(device)))
+                merge.add(scores, ranks[start:end])
+                del vectors, scores
+        return _ranked_lists(merge.best(), sorted_ids, query_idx_to_id)
+
+
+def _ranked_lists(keys: Any, sorted_ids: Any, query_idx_to_id: dict[int, str]) -> dict[str, list[tuple[float, str]]]:
+    """Each query's ``(score, id)`` pairs, best first, from its row of keys."""
+    import pyarrow as pa
+
+    scores = scores_of(keys).cpu().tolist()
+    ids = sorted_ids.take(pa.array((keys & _LOW_32).cpu().numpy().ravel())).to_pylist()
+    width = keys.shape[1]
+    return {qid: list(zip(scores[q], ids[q * width:(q + 1) * width], strict=True))
+            for q, qid in query_idx_to_id.items()}
