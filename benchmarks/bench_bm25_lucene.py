@@ -160,18 +160,20 @@ def _measured(command: list[str], env: dict[str, str] | None = None) -> tuple[fl
     return seconds, usage.ru_maxrss / 1024
 
 
-def run_pyserini(python: str, folder: Path, language: str) -> Side:
+def run_pyserini(python: str, folder: Path, language: str, *, index_threads: int = 1, search_threads: int = 16) -> Side:
+    """Pyserini's index and search commands on a mirror written by :meth:`Mirror.write` (the leaderboard's
+    index command uses one thread)."""
     env = {**os.environ, "JAVA_HOME": os.environ.get("JAVA_HOME", JAVA_HOME)}
     index, run_file = folder / "lucene-index", folder / "pyserini.run"
     shutil.rmtree(index, ignore_errors=True)
     index_seconds, index_peak = _measured(
         [python, "-m", "pyserini.index.lucene", "--language", language, "--collection", "JsonCollection",
          "--input", str(folder / "corpus"), "--index", str(index), "--generator", "DefaultLuceneDocumentGenerator",
-         "--threads", "1", "--optimize"], env)
+         "--threads", str(index_threads), "--optimize"], env)
     search_seconds, search_peak = _measured(
         [python, "-m", "pyserini.search.lucene", "--language", language, "--index", str(index),
          "--topics", str(folder / "queries.tsv"), "--output", str(run_file), "--bm25",
-         "--hits", str(HITS), "--batch-size", "128", "--threads", "16"], env)
+         "--hits", str(HITS), "--batch-size", "128", "--threads", str(search_threads)], env)
     run: dict[str, dict[str, float]] = {}
     for line in run_file.read_text(encoding="utf-8").splitlines():
         query, _, doc, _rank, score, _ = line.split(" ")

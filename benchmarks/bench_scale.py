@@ -10,6 +10,10 @@ then measures each step in a fresh process, with its own empty corpus cache:
 * load: ``mteb.get_task(...).load_data()`` (building the Arrow corpus: the first, expensive load),
   then the same again (memory-mapping the built file);
 * ``mteb run -m airbench-mteb/bm25`` (the command line, in-process: index + search + scoring of dev);
+* ``pyserini``: Pyserini 0.22.1 on the same mirror (its ``--language en`` index and search commands, in the
+  venv ``bench_bm25_lucene.py`` describes, ``--threads`` threads each, depth 1,000), whole processes, beside
+  the ``bm25`` step's whole process (interpreter, imports, JSON-to-Arrow load, index with as many workers
+  as the cores, search, scoring): the ratio of the two times is the last line;
 * a dense run of a HASHING ENCODER (feature hashing of words into 256 dimensions: it measures the
   pipeline — data loading, MTEB's chunked corpus encoding, the embedding cache, top-k search — not a
   model) through ``mteb.evaluate``;
@@ -23,10 +27,11 @@ Peak RSS is the process's high-water mark (VmHWM) minus its RSS right after ``im
 includes the pages of memory-mapped files the step touched (corpus, embedding-cache shards: the kernel
 can drop those). "Private" is the peak of RssAnon (sampled every 20 ms) above its value after
 ``import mteb``: heap and other memory that is not a mapped file. Run:
-``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--steps fingerprint load bm25 dense zh_words zh_bigrams]
-[--keep DIR] [--no-ray]``; unless
-``--no-ray``, it ends with ``bench_ray_encode.py``'s figure (one Ray worker against two). The last lines are the
-headline figures as ``name=value``.
+``python benchmarks/bench_scale.py [--sizes 100000 1000000] [--steps fingerprint load bm25 pyserini dense zh_words
+zh_bigrams] [--keep DIR] [--no-ray] [--pyserini-python /work/pyserini-venv/bin/python] [--threads 2]``; unless
+``--no-ray``, it prints ``bench_ray_encode.py``'s figure (one Ray worker against two). The last lines are the
+headline figures as ``name=value``; with ``bm25`` and ``pyserini``, the last is
+``bm25_over_pyserini_time=<plugin seconds / Pyserini seconds>`` at the largest size.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ TASK = "AIR-Bench_24.05_qa_msmarco_en"
 QUERIES = 200
 WORDS_PER_DOC = 55
 VOCABULARY = 30_000
-STEPS = ("fingerprint", "load", "bm25", "dense", "zh_words", "zh_bigrams")
+STEPS = ("fingerprint", "load", "bm25", "pyserini", "dense", "zh_words", "zh_bigrams")
 CHINESE_STEPS = ("zh_words", "zh_bigrams")  # no mirror needed: they index Chinese text of their own
 TWICE = ("fingerprint", "load")  # measured again in a second process that finds the first one's work
 
@@ -224,14 +229,44 @@ def _child(step: str, out: Path, size: int) -> None:
                                **detail}))
 
 
+def pyserini_step(mirror: Path, work: Path, python: str, threads: int) -> dict:
+    """Pyserini's index and search of the mirror (its corpus and dev queries rewritten as Pyserini reads them)."""
+    from bench_bm25_lucene import ndcg10, run_pyserini
+
+    from airbench_mteb.catalog import airbench_entries
+    from airbench_mteb.data.airbench_source import mirror_file
+
+    entry = next(e for e in airbench_entries() if e.task_name == TASK)
+    folder = work / "pyserini"
+    (folder / "corpus").mkdir(parents=True)
+    with mirror_file(mirror, entry, entry.corpus_location()).open(encoding="utf-8") as source, \
+            (folder / "corpus" / "corpus.jsonl").open("w", encoding="utf-8") as target:
+        for line in source:
+            row = json.loads(line)
+            target.write(json.dumps({"id": row["id"], "contents": row["text"]}) + "\n")
+    queries = mirror_file(mirror, entry, entry.queries_location("dev")).read_text(encoding="utf-8").splitlines()
+    (folder / "queries.tsv").write_text("".join(f"{q['id']}\t{q['text']}\n" for q in map(json.loads, queries)),
+                                        encoding="utf-8")
+    side = run_pyserini(python, folder, "en", index_threads=threads, search_threads=threads)
+    shutil.rmtree(folder)
+    qrels: dict[str, dict[str, int]] = {}
+    for line in mirror_file(mirror, entry, entry.qrels_location("dev")).read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        qrels.setdefault(row["qid"], {})[row["docid"]] = row["relevance"]
+    return {"seconds": side.seconds, "process_seconds": side.seconds, "peak_above_import_mb": side.peak_mb,
+            "anonymous_peak_above_import_mb": float("nan"), "threads": threads, "ndcg_at_10": ndcg10(side.run, qrels)}
+
+
 def measure(step: str, mirror: Path, work: Path, size: int) -> dict:
     out = work / f"{step}.json"
     env = {**os.environ, "AIRBENCH_MTEB_DATA_DIR": str(mirror), "HF_DATASETS_CACHE": str(work / "hf"),
            "AIRBENCH_MTEB_EMBEDDING_CACHE": str(work / "embeddings"), "MTEB_CACHE": str(work / "mteb"),
            "AIRBENCH_MTEB_CACHE": str(work / "plugin-cache"),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    started = time.perf_counter()
     subprocess.run([sys.executable, __file__, "--child", step, str(out), str(size)], env=env, check=True)
-    return json.loads(out.read_text())
+    # The whole process (interpreter, imports) too, as Pyserini's figure counts its JVMs.
+    return {**json.loads(out.read_text()), "process_seconds": time.perf_counter() - started}
 
 
 def main() -> None:
@@ -241,6 +276,9 @@ def main() -> None:
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray figure (bench_ray_encode.py, ~4 min)")
     parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS),
                         help="the steps to measure (default: all); each runs in a fresh process")
+    parser.add_argument("--pyserini-python", default="/work/pyserini-venv/bin/python",
+                        help="the Python of a Pyserini 0.22.1 venv (see bench_bm25_lucene.py), for the pyserini step")
+    parser.add_argument("--threads", type=int, default=2, help="Pyserini's index and search threads")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -268,10 +306,12 @@ def main() -> None:
             figures[size] = {}
             for step in (s for s in STEPS for _ in range(2 if s in TWICE else 1) if s in args.steps):
                 name = f"{step}_cached" if step in TWICE and step in figures[size] else step
-                figures[size][name] = measure(step, mirror, work, size)
+                figures[size][name] = (pyserini_step(mirror, work, args.pyserini_python, args.threads)
+                                       if step == "pyserini" else measure(step, mirror, work, size))
                 f = figures[size][name]
-                extra = {k: v for k, v in f.items() if "peak" not in k and k != "seconds"}
-                print(f"  {name:<12} {f['seconds']:8.1f} s   above import mteb: peak RSS {f['peak_above_import_mb']:6.0f} MB,"
+                extra = {k: v for k, v in f.items() if "peak" not in k and "seconds" not in k}
+                print(f"  {name:<12} {f['seconds']:8.1f} s ({f['process_seconds']:.1f} s whole process)   above import mteb: "
+                      f"peak RSS {f['peak_above_import_mb']:6.0f} MB,"
                       f" of which private (not mapped files) {f['anonymous_peak_above_import_mb']:6.0f} MB   {extra}",
                       flush=True)
     small, large = min(args.sizes), max(args.sizes)
@@ -308,6 +348,10 @@ def main() -> None:
         ray_run = subprocess.run([sys.executable, str(Path(__file__).with_name("bench_ray_encode.py"))],
                                  check=True, capture_output=True, text=True)
         print(ray_run.stdout.strip().splitlines()[-1])
+    if "bm25" in measured and "pyserini" in measured:
+        print(f"bm25_seconds={measured['bm25']['process_seconds']:.1f}")
+        print(f"pyserini_seconds={measured['pyserini']['seconds']:.1f}")
+        print(f"bm25_over_pyserini_time={measured['bm25']['process_seconds'] / measured['pyserini']['seconds']:.2f}")
 
 if __name__ == "__main__":
     main()

@@ -22,7 +22,8 @@ from mteb.models import ModelMeta
 from tqdm.auto import tqdm
 
 from airbench_mteb.models import segmenters
-from airbench_mteb.models.bm25_index import BM25Index
+from airbench_mteb.models.bm25_index import BM25Index, best_first
+from airbench_mteb.models.bm25_workers import analysed_batches, available_cores
 from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
 
 if TYPE_CHECKING:
@@ -67,8 +68,9 @@ class BM25Search:
 
     Implements MTEB's ``SearchProtocol``. Terms come from the ``analysis`` (``lucene``: Pyserini's Lucene
     analyzers; ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read
-    in batches (an Arrow corpus stays memory-mapped) into a numpy index
-    (:class:`~airbench_mteb.models.bm25_index.BM25Index`). The ``max_indexes`` most recent indexes are
+    in batches (an Arrow corpus stays memory-mapped), analysed by ``workers`` processes (default: every
+    core this process may use; 1 analyses in this process, with the same result) into a numpy index
+    (:class:`~airbench_mteb.models.bm25_index.BM25Index`) that scores queries a block at a time. The ``max_indexes`` most recent indexes are
     kept, keyed by the corpus content, the analysis and the languages, so a corpus shared by splits,
     subsets, tasks or settings is indexed once. Only documents sharing a term
     with the query are returned (an exact tie at the ``top_k`` cut-off is decided by corpus order);
@@ -80,15 +82,17 @@ class BM25Search:
 
     def __init__(self, model_name: str = BM25, revision: str | None = None, *, k1: float = K1, b: float = B,
                  max_indexes: int = 4, analysis: str = LUCENE, pyserini_ties: bool = False,
-                 device: str | None = None) -> None:
-        if k1 < 0 or not 0 <= b <= 1 or max_indexes < 1:
-            raise ValueError(f"BM25 needs k1 >= 0, 0 <= b <= 1 and max_indexes >= 1; got {k1=}, {b=}, {max_indexes=}")
+                 workers: int | None = None, device: str | None = None) -> None:
+        if k1 < 0 or not 0 <= b <= 1 or max_indexes < 1 or (workers is not None and workers < 1):
+            raise ValueError("BM25 needs k1 >= 0, 0 <= b <= 1, max_indexes >= 1 and workers >= 1; got "
+                             f"{k1=}, {b=}, {max_indexes=}, {workers=}")
         analysis_terms(analysis, ())  # fails early on an unknown analysis
         self.analysis = analysis
         self.pyserini_ties = pyserini_ties
         self.k1 = k1
         self.b = b
         self.max_indexes = max_indexes
+        self.workers = workers or available_cores()
         self.index_builds = 0
         self._indexes: OrderedDict[str, _Index] = OrderedDict()
         self._current: _Index | None = None
@@ -113,22 +117,26 @@ class BM25Search:
         current = self._current
         if current is None:
             raise RuntimeError("BM25Search.search called before index()")
-        terms = current.terms
+        ids, texts = list(queries["id"]), list(queries["text"])
+        term_ids = [current.index.term_ids(current.terms(text)) for text in texts]
+        reranked = top_ranked or {}
+        ranked = current.index.search([terms for query_id, terms in zip(ids, term_ids, strict=True)
+                                       if query_id not in reranked], top_k)
         results: dict[str, dict[str, float]] = {}
-        for query_id, text in tqdm(zip(queries["id"], queries["text"], strict=True), total=len(queries),
-                                   desc="BM25 search", unit="query", leave=False,
-                                   disable=not _show_progress(encode_kwargs)):
-            scores = current.index.scores(current.index.term_ids(terms(text)))
-            if top_ranked is not None and query_id in top_ranked:
-                candidates = _positions(current.doc_ids, top_ranked[query_id])
+        for query_id, terms in tqdm(zip(ids, term_ids, strict=True), total=len(ids), desc="BM25 search", unit="query",
+                                    leave=False, disable=not _show_progress(encode_kwargs)):
+            if query_id in reranked:  # every candidate is scored, sharing a term or not
+                scores = current.index.scores(terms)
+                candidates = _positions(current.doc_ids, reranked[query_id])
+                best = candidates[best_first(candidates, scores[candidates], top_k)]
+                best_scores = scores[best]
             else:
-                candidates = np.flatnonzero(scores > 0)  # Lucene IDF > 0: positive means a shared term
-            best = _top_k(scores, candidates.astype(np.int64), top_k)
+                best, best_scores = next(ranked)
             best_ids = current.doc_ids.take(pa.array(best, pa.int64())).to_pylist()
             if self.pyserini_ties:
-                results[query_id] = pyserini_scores(best_ids, scores[best])
+                results[query_id] = pyserini_scores(best_ids, best_scores)
             else:
-                results[query_id] = {doc_id: float(scores[i]) for doc_id, i in zip(best_ids, best, strict=True)}
+                results[query_id] = dict(zip(best_ids, best_scores.tolist(), strict=True))
         return results
 
     def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool) -> _Index:
@@ -137,10 +145,11 @@ class BM25Search:
                                    type=pa.string())
         if pc.count_distinct(doc_ids).as_py() != len(doc_ids):
             raise ValueError("BM25: the corpus has duplicate document ids")
-        batches = ([terms(text) for text in _document_texts(batch)] for batch in _arrow_batches(corpus))
-        progress = tqdm(batches, total=-(-len(corpus) // _BATCH_ROWS), desc="BM25 index corpus", unit="batch",
-                        leave=False, disable=not show_progress)
-        index = BM25Index.build(progress, k1=self.k1, b=self.b)
+        n_batches = -(-len(corpus) // _BATCH_ROWS)
+        batches = analysed_batches(terms, _arrow_batches(corpus), min(self.workers, n_batches))
+        progress = tqdm(batches, total=n_batches, desc="BM25 index corpus", unit="batch", leave=False,
+                        disable=not show_progress)
+        index = BM25Index.from_analysed(progress, k1=self.k1, b=self.b)
         self.index_builds += 1
         logger.info("BM25: indexed %d documents, %d terms, %.1f MB of index", index.num_documents,
                     len(index.vocabulary), index.nbytes / 1e6)
@@ -179,28 +188,33 @@ def subset_languages(task_metadata: TaskMetadata, hf_subset: str) -> tuple[str, 
     return tuple(dict.fromkeys(code.split("-")[0] for code in langs))
 
 
-def _document_texts(batch: pa.RecordBatch) -> list[str]:
-    texts = batch.column("text").to_pylist()
-    if "title" not in batch.schema.names:
-        return texts
-    titles = batch.column("title").to_pylist()
-    return [f"{title} {text}" if title else text for title, text in zip(titles, texts, strict=True)]
-
-
 def _content_key(labels: tuple[str, ...], corpus: Any) -> str:
-    """A hash of the labels (analysis, languages) and every document's id, title and text, read batch by batch."""
+    """A hash of the labels (analysis, languages) and every document's id, title and text, read from the Arrow
+    buffers batch by batch (no Python object per document).
+
+    Each column is hashed as two streams, its values' lengths (-1 for a null) and their bytes end to end:
+    an unambiguous encoding, and the same however the corpus is cut into batches.
+    """
+    streams = {(name, part): hashlib.blake2b(digest_size=20) for name in _KEYED_COLUMNS for part in range(2)}
+    for batch in _arrow_batches(corpus):
+        for name in _KEYED_COLUMNS:
+            if name in batch.schema.names:
+                column = pc.cast(batch.column(name), pa.large_string())  # int64 offsets, whatever the type
+                offsets = np.frombuffer(column.buffers()[1], dtype=np.int64, count=len(column) + 1,
+                                        offset=8 * column.offset)
+                lengths = np.diff(offsets)
+                lengths[column.is_null().to_numpy(zero_copy_only=False)] = -1
+                streams[name, 0].update(lengths.tobytes())
+                if column.buffers()[2] is not None:
+                    streams[name, 1].update(memoryview(column.buffers()[2])[offsets[0]:offsets[-1]])
     digest = hashlib.blake2b(digest_size=20)
     digest.update("\x1f".join(labels).encode())
-    for batch in _arrow_batches(corpus):
-        ids = pc.cast(batch.column("id"), pa.string()).to_pylist()
-        for doc_id, text in zip(ids, _document_texts(batch), strict=True):
-            # Length prefixes make the encoding unambiguous whatever characters the texts hold.
-            for part in (doc_id.encode(), text.encode("utf-8", "surrogatepass")):
-                digest.update(len(part).to_bytes(8, "little"))
-                digest.update(part)
+    for stream in streams.values():
+        digest.update(stream.digest())
     return digest.hexdigest()
 
 
+_KEYED_COLUMNS = ("id", "title", "text")
 _SCORE_DECIMALS = 10_000  # Anserini keeps 4 decimals
 _TIE_GAP, _TIE_STEP = np.float32(1e-4), np.float32(1e-6)
 
@@ -221,22 +235,6 @@ def pyserini_scores(doc_ids: list[str], scores: np.ndarray) -> dict[str, float]:
         out[doc_ids[i]] = float(score)
         previous = score
     return out
-
-
-def _top_k(scores: np.ndarray, candidates: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` candidates (ascending corpus positions) with the highest scores, best first.
-
-    Ties are broken by corpus position, also at the cut-off, so results never depend on the
-    partition algorithm.
-    """
-    values = scores[candidates]
-    if candidates.size > k:
-        kth = np.partition(values, candidates.size - k)[candidates.size - k]
-        above = candidates[values > kth]
-        tied = candidates[values == kth][: k - above.size]
-        candidates = np.concatenate([above, tied])
-        values = scores[candidates]
-    return candidates[np.lexsort((candidates, -values))]
 
 
 # BM25S under MTEB's own id and title for it (one paper, one id); entries in bibtexparser's order (by id).

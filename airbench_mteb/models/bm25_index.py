@@ -16,12 +16,15 @@ other, batch by batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from itertools import chain
 
 import numpy as np
+from scipy import sparse
 
+# Postings scored in one sparse product by BM25Index.search (~30 bytes each while a block is scored).
+_BLOCK_ENTRIES = 1 << 22
 # Lucene's SmallFloat.intToByte4: byte values below 24 hold the length itself, the rest a 4-bit float.
 _EXACT_LENGTHS = 24
 
@@ -54,16 +57,44 @@ class _BatchPairs:
     lengths: np.ndarray  # int32 number of terms of each document (its length for BM25)
 
     @classmethod
-    def of(cls, docs: list[list[int]]) -> _BatchPairs:
-        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-        flat = np.fromiter(chain.from_iterable(docs), dtype=np.int64, count=int(lengths.sum()))
-        pairs, counts = np.unique(np.repeat(np.arange(len(docs), dtype=np.int64), lengths) << 32 | flat,
+    def of(cls, flat: np.ndarray, lengths: np.ndarray) -> _BatchPairs:
+        """The pairs of documents given as their term ids end to end (``flat``) and their term counts."""
+        pairs, counts = np.unique(np.repeat(np.arange(len(lengths), dtype=np.int64), lengths) << 32 | flat,
                                   return_counts=True)
-        distinct = np.bincount((pairs >> 32).astype(np.int64), minlength=len(docs)).astype(np.int32)
+        distinct = np.bincount((pairs >> 32).astype(np.int64), minlength=len(lengths)).astype(np.int32)
         # Exact counts (Lucene keeps term frequencies as ints), in 2 bytes unless a batch needs more.
         count_type = np.uint16 if not len(counts) or counts.max() <= np.iinfo(np.uint16).max else np.uint32
         return cls((pairs & 0xFFFFFFFF).astype(np.int32), counts.astype(count_type), distinct,
                    lengths.astype(np.int32))
+
+
+@dataclass
+class AnalysedBatch:
+    """One batch of documents as the index needs it: the batch's distinct terms in order of first occurrence,
+    and its pairs with term ids local to the batch. A worker process can make it and send it back in a few
+    bytes per pair (no Python object per token); only the vocabularies are merged in the indexing process."""
+
+    vocabulary: list[str]
+    pairs: _BatchPairs
+
+    @classmethod
+    def of(cls, docs: Sequence[Sequence[str]]) -> AnalysedBatch:
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        tokens = list(chain.from_iterable(docs))
+        local = {term: i for i, term in enumerate(dict.fromkeys(tokens))}  # C-speed dict ops, no setdefault per token
+        flat = np.fromiter(map(local.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        return cls(list(local), _BatchPairs.of(flat, lengths))
+
+
+def best_first(positions: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Indexes of the ``k`` highest ``scores``, best first; ties by position (``positions`` ascending), also at
+    the cut-off, so results never depend on the partition algorithm."""
+    candidates = np.arange(len(scores))
+    if len(scores) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        above = np.flatnonzero(scores > kth)
+        candidates = np.concatenate([above, np.flatnonzero(scores == kth)[: k - above.size]])
+    return candidates[np.lexsort((positions[candidates], -scores[candidates]))]
 
 
 @dataclass
@@ -76,18 +107,24 @@ class BM25Index:
 
     @classmethod
     def build(cls, batches: Iterable[Sequence[Sequence[str]]], *, k1: float, b: float) -> BM25Index:
-        """Index documents given as batches of term lists, in corpus order.
+        """Index documents given as batches of term lists, in corpus order."""
+        return cls.from_analysed(map(AnalysedBatch.of, batches), k1=k1, b=b)
 
-        First pass: each batch becomes its (document, distinct term, count) pairs, kept compactly (term id
-        and count; the documents follow from the per-document pair counts). Second pass, once the
-        document frequencies are known: each batch's weights are scattered into the final term-major
-        arrays and the batch is freed, so the peak is about one copy of the pairs.
+    @classmethod
+    def from_analysed(cls, batches: Iterable[AnalysedBatch], *, k1: float, b: float) -> BM25Index:
+        """Index analysed batches, in corpus order (term ids follow the terms' first occurrence in the corpus).
+
+        First pass: each batch's pairs are kept compactly (term id and count; the documents follow from
+        the per-document pair counts), their term ids turned global. Second pass, once the document
+        frequencies are known: each batch's weights are scattered into the final term-major arrays and
+        the batch is freed, so the peak is about one copy of the pairs.
         """
         vocabulary: dict[str, int] = {}
         pending: list[_BatchPairs] = []
         for batch in batches:
-            ids = [[vocabulary.setdefault(term, len(vocabulary)) for term in doc] for doc in batch]
-            pending.append(_BatchPairs.of(ids))
+            ids = np.fromiter((vocabulary.setdefault(term, len(vocabulary)) for term in batch.vocabulary),
+                              dtype=np.int32, count=len(batch.vocabulary))
+            pending.append(replace(batch.pairs, terms=ids[batch.pairs.terms]))
         n_docs = sum(len(p.lengths) for p in pending)
         n_scored = sum(int(np.count_nonzero(p.lengths)) for p in pending)  # Lucene's docCount
         df = np.zeros(len(vocabulary), dtype=np.int64)
@@ -124,6 +161,58 @@ class BM25Index:
     def term_ids(self, terms: Iterable[str]) -> list[int]:
         """Vocabulary ids of the terms the index knows (repeats kept: a repeated query term counts twice)."""
         return [self.vocabulary[t] for t in terms if t in self.vocabulary]
+
+    def search(self, queries: Sequence[Sequence[int]], k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Each query's (given as term ids) ``k`` best documents among those sharing a term with it: their
+        positions and float32 scores, best first, exact ties by position (:func:`best_first`); the scores are
+        those of :meth:`scores`.
+
+        Queries are scored a block at a time as one sparse product, (query x term counts) @ (term x
+        document weights) restricted to the block's terms, so the work follows the postings read, not the
+        corpus size times the number of queries. A block holds queries until their postings reach
+        ``_BLOCK_ENTRIES``. A query's float32 weights are summed in float64 (as Lucene sums clauses), which
+        is exact whatever the order while they span less than 2^29, then rounded to float32.
+        """
+        for block in self._blocks(queries):
+            product = self._product([queries[i] for i in block])
+            for row in range(len(block)):
+                start, end = product.indptr[row], product.indptr[row + 1]
+                positions, scores = product.indices[start:end], product.data[start:end].astype(np.float32)
+                keep = scores > 0  # Lucene's IDF > 0: positive means a shared term
+                positions, scores = positions[keep], scores[keep]
+                best = best_first(positions, scores, k)
+                yield positions[best].astype(np.int64), scores[best]
+
+    def _blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[list[int]]:
+        """Consecutive query numbers, grouped so a group's postings stay under ``_BLOCK_ENTRIES`` (or one query)."""
+        postings = np.diff(self.indptr)
+        block: list[int] = []
+        entries = 0
+        for i, terms in enumerate(queries):
+            size = int(postings[np.asarray(terms, dtype=np.int64)].sum())
+            if block and entries + size > _BLOCK_ENTRIES:
+                yield block
+                block, entries = [], 0
+            block.append(i)
+            entries += size
+        if block:
+            yield block
+
+    def _product(self, queries: Sequence[Sequence[int]]) -> sparse.csr_array:
+        """The queries' float64 scores as a (query x document) sparse matrix, documents ascending in each row."""
+        flat = np.fromiter(chain.from_iterable(queries), dtype=np.int64)
+        rows = np.repeat(np.arange(len(queries)), [len(terms) for terms in queries])
+        used, columns = np.unique(flat, return_inverse=True)
+        lengths = self.indptr[used + 1] - self.indptr[used]
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        entries = np.repeat(self.indptr[used] - starts[:-1], lengths) + np.arange(starts[-1])
+        postings = sparse.csr_array((self.weights[entries].astype(np.float64), self.documents[entries], starts),
+                                    shape=(len(used), self.num_documents))
+        # Duplicates are summed: a query term given twice counts twice, as in scores().
+        counts = sparse.csr_array((np.ones(len(flat)), (rows, columns)), shape=(len(queries), len(used)))
+        product = counts @ postings
+        product.sort_indices()
+        return product
 
     def scores(self, term_ids: Sequence[int]) -> np.ndarray:
         """The BM25 score of every document for a query given as term ids."""

@@ -30,10 +30,24 @@ def strip_possessive(term: str) -> str:
 
 
 def english_terms(text: str) -> list[str]:
-    return [term for word in standard_words(text) if (term := _english_term(word)) is not None]
+    return [term for term in map(_TERMS.__getitem__, standard_words(text)) if term is not None]
 
 
-@lru_cache(maxsize=1 << 20)  # a corpus repeats its words: the chain runs once per distinct token
+class _TermCache(dict[str, "str | None"]):
+    """Token -> term (None for a stopword): a corpus repeats its words, so the chain runs once per distinct
+    token, and a hit is one C-level dict lookup. Emptied when it holds ``_CACHED_TOKENS``, to bound memory."""
+
+    def __missing__(self, word: str) -> str | None:
+        if len(self) >= _CACHED_TOKENS:
+            self.clear()
+        term = self[word] = _english_term(word)
+        return term
+
+
+_CACHED_TOKENS = 1 << 20
+_TERMS = _TermCache()
+
+
 def _english_term(word: str) -> str | None:
     """One token through the filters after the tokenizer; None when it is a stopword."""
     (term,) = remove_stopwords(lowercase([strip_possessive(word)]), ENGLISH_STOPWORDS) or (None,)

@@ -92,21 +92,26 @@ _PIECE_CUT = regex.compile(rf"[\t\n\v\f\r ]+(?!{_ATTACHED})")
 
 def standard_words(text: str) -> list[str]:
     """The texts of :func:`standard_tokens`, for analyzers that need neither kinds nor offsets: the same words,
-    found faster (ASCII pieces of a text skip the general word-boundary search)."""
+    found faster (an ASCII text, or ASCII piece of a text, skips the general word-boundary search)."""
+    if text.isascii():  # the common case: one regex pass over the whole text
+        return _ascii_words(text)
     words: list[str] = []
     for piece in _PIECE_CUT.split(text):
-        if piece.isascii():
-            words += [part for segment in _ASCII_SEGMENT.findall(piece) if not _ASCII_WORDLIKE.isdisjoint(segment)
-                      for part in _split_text(segment)]
-        else:
-            words += [token.text for token in standard_tokens(piece)]
+        words += _ascii_words(piece) if piece.isascii() else [token.text for token in standard_tokens(piece)]
     return words
 
 
-def _split_text(word: str) -> list[str]:
-    if len(word) <= MAX_TOKEN_LENGTH:
-        return [word]
-    return [word[i:i + MAX_TOKEN_LENGTH] for i in range(0, len(word), MAX_TOKEN_LENGTH)]
+# The characters a segment of _ASCII_SEGMENT can be made of alone that hold no letter or digit ("_").
+_ASCII_NOT_WORDLIKE = "".join(c for c in _ASCII if _ASCII_SEGMENT.fullmatch(c) and c not in _ASCII_WORDLIKE)
+
+
+def _ascii_words(text: str) -> list[str]:
+    words = _ASCII_SEGMENT.findall(text)
+    if any(char in text for char in _ASCII_NOT_WORDLIKE):  # segments such as "__" are not tokens
+        words = [word for word in words if not _ASCII_WORDLIKE.isdisjoint(word)]
+    if len(text) > MAX_TOKEN_LENGTH and max(map(len, words), default=0) > MAX_TOKEN_LENGTH:
+        words = [word[i:i + MAX_TOKEN_LENGTH] for word in words for i in range(0, len(word), MAX_TOKEN_LENGTH)]
+    return words
 
 
 def _ascii_tokens(text: str) -> list[Token]:
