@@ -22,7 +22,14 @@ _NO = ("0", "false", "no", "off")
 
 
 class _RegisterAfterMtebImport:
-    """Meta-path finder that finds nothing itself; wraps the real loader of ``mteb``."""
+    """Meta-path finder that finds nothing itself; wraps the real loader of ``mteb``.
+
+    With ``refuse`` (an unreadable ``AIRBENCH_MTEB_NO_HOOK``, already told in one line) it registers
+    nothing, and ends mteb's own command line with exit status 2 before it runs without the plugin.
+    """
+
+    def __init__(self, refuse=False):
+        self.refuse = refuse
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "mteb":
@@ -39,6 +46,10 @@ class _RegisterAfterMtebImport:
         def exec_then_register(module):
             real_exec(module)
             _uninstall()
+            if self.refuse:
+                if _running_mteb_cli():
+                    sys.exit(2)  # the line naming the variable is out; no run without the plugin's tasks
+                return
             if _running_mteb_cli():
                 sys.excepthook = _one_line_user_errors(sys.excepthook)
             if "airbench_mteb" in sys.modules:
@@ -87,7 +98,8 @@ def _uninstall():
 
 
 def _switched_off():
-    """``AIRBENCH_MTEB_NO_HOOK``: a yes/no value; another value keeps the hook off and says so."""
+    """``AIRBENCH_MTEB_NO_HOOK``: True or False for a yes/no value; None for another value, which keeps the hook
+    off and says so (and ``mteb``'s own command line then stops, see :class:`_RegisterAfterMtebImport`)."""
     value = os.environ.get(NO_HOOK_ENV, "").strip().lower()
     if value in _YES:
         return True
@@ -95,16 +107,19 @@ def _switched_off():
         return False
     print(f"airbench-mteb: ${NO_HOOK_ENV}={value!r} is neither yes nor no (use one of {', '.join(_YES)} or "
           f"{', '.join(_NO)}); the start-up hook stays off", file=sys.stderr)
-    return True
+    return None
 
 
 def install():
     """Idempotent: CPython may process a venv's .pth files twice."""
-    if "mteb" in sys.modules or _switched_off():
+    if "mteb" in sys.modules:
+        return
+    off = _switched_off()
+    if off:
         return
     if any(type(f).__name__ == _RegisterAfterMtebImport.__name__ for f in sys.meta_path):
         return
-    sys.meta_path.insert(0, _RegisterAfterMtebImport())
+    sys.meta_path.insert(0, _RegisterAfterMtebImport(refuse=off is None))
 
 
 install()

@@ -28,6 +28,7 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
     import mteb
 
     from airbench_mteb.tasks.cocktail import SourceBiasTask, make_source_bias_task
+    from airbench_mteb.tasks.selection import check_selection
 
     if args.sources:
         if args.tasks or args.data_dir is None:
@@ -42,10 +43,12 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
     check_task_names(args.tasks)
     tasks = []
     for name in args.tasks:
-        task = mteb.get_task(name, eval_splits=args.eval_splits, hf_subsets=args.settings)
+        task = mteb.get_task(name)
         if not isinstance(task, SourceBiasTask):
             raise UnknownNameError(f"{name!r} is not a source-bias task (a co*cktail task or a registered "
                                    "multi-source folder)")
+        check_selection(task, args.eval_splits, args.settings, subsets_option="--settings")
+        task = mteb.get_task(name, eval_splits=args.eval_splits, hf_subsets=args.settings)
         task.keep_titles = task.keep_titles or args.keep_titles
         tasks.append(task)
     return tasks

@@ -15,8 +15,10 @@ def export_beir(args: argparse.Namespace) -> int:
     import mteb
 
     import airbench_mteb  # noqa: F401  (registers the plugin's tasks with mteb)
+    from airbench_mteb.tasks.selection import check_selection
 
     check_task_names([args.task])
+    check_selection(mteb.get_task(args.task), args.splits, args.subsets, splits_option="--splits")
     task = mteb.get_task(args.task, eval_splits=args.splits, hf_subsets=args.subsets)
     for folder in export_task(task, args.out):
         print(f"wrote BEIR folder {folder}")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from airbench_mteb.metrics.bootstrap import METHODS, Method
 from airbench_mteb.settings import current_settings
@@ -39,6 +40,28 @@ class Resampling:
         (the others fell back to percentile where BCa is undefined and say so one by one)."""
         used = list(used)
         return self.method if self.method in used or not used else used[0]
+
+
+# The interval settings a results row was asked for, kept with it so a rerun into the same folder can compare.
+CI_SETTINGS = "ci_settings"
+
+
+def settings_label(resampling: Resampling | None) -> str:
+    """How a results row records the interval settings asked for: ``off``, or method, resamples, level and seed."""
+    if resampling is None:
+        return "off"
+    return f"{resampling.method}, {resampling.n_resamples} resamples, level {resampling.level}, seed {resampling.seed}"
+
+
+def recorded_settings(row: Mapping[str, Any]) -> str:
+    """The interval settings a results row was computed with: its record; in rows written before there was one,
+    read off its intervals' keys (the method then is the one they used); without intervals, ``off``."""
+    if CI_SETTINGS in row:
+        return str(row[CI_SETTINGS])
+    if "ci_method" not in row:
+        return "off"
+    return settings_label(Resampling(method=row["ci_method"], n_resamples=int(row["ci_n_resamples"]),
+                                     seed=int(row["ci_seed"]), level=float(row["ci_level"])))
 
 
 def configured_resampling() -> Resampling | None:

@@ -122,7 +122,7 @@ def bias_summary_table(result: TaskResult, sources: Sequence[str], cutoffs: Sequ
     for split, subsets in result.scores.items():
         for scores in subsets:
             flat = scores.get("source_bias")
-            bias = unflatten(flat, reference) if flat else None
+            bias = _summary_bias(result, split, flat, sources) if flat else None
             rows.append([result.task_name, split, scores["hf_subset"],
                          *(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in cutoffs),
                          *(_delta_cell(bias, other, k) if bias else "" for other in others for k in cutoffs),
@@ -130,6 +130,21 @@ def bias_summary_table(result: TaskResult, sources: Sequence[str], cutoffs: Sequ
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
                      for row in rows)
+
+
+def _summary_bias(result: TaskResult, split: str, flat: dict[str, float], sources: Sequence[str]) -> SourceBias:
+    """The source-bias scores of a result as labelled by ``sources``; results whose labels differ (written
+    under another label -> corpus file mapping) are refused in one line, not read half."""
+    try:
+        bias = unflatten(flat, sources[0])
+        missing = [source for source in sources if source not in bias.sources]
+    except ValueError:
+        missing = list(sources)
+    if missing:
+        raise DatasetError(f"{result.task_name}/{split}/{MIXED}: the results hold no scores of the sources "
+                           f"{', '.join(missing)} (written under other source labels); recompute with "
+                           "--overwrite-strategy always, or write to another --output-folder")
+    return bias
 
 
 def _delta_cell(bias: SourceBias, source: str, k: int) -> str:

@@ -57,7 +57,7 @@ class AirBenchTask(PluginRetrievalTask):
             repos = [self.entry.corpus_location()[0],
                      *(self.entry.qrels_location(s)[0] for s in splits if qrels_available(self.entry, s, None))]
             return hub_fingerprint(repos, self.entry.revision)
-        return "mirror-" + files_fingerprint(split_files(self.entry, splits, root))
+        return "mirror-" + mirror_fingerprint(self.entry, root)
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         root = self._mirror()
@@ -95,10 +95,16 @@ def mirror_root(entry: AirBenchEntry) -> Path | None:
     return Path(entry.data_dir) if entry.data_dir else data_dir()
 
 
+def mirror_fingerprint(entry: AirBenchEntry, root: Path) -> str:
+    """The fingerprint of the content of every split's files of ``entry`` in the mirror at ``root``."""
+    return files_fingerprint(split_files(entry, entry.splits, root))
+
+
 def stats_folder(entry: AirBenchEntry) -> Path:
-    """Statistics go with the data they describe: the mirror's own folder, or the package's for the hub."""
+    """Statistics go with the data they describe: the package's folder for the hub's pinned revisions, else
+    ``<mirror>/descriptive_stats/<mirror fingerprint>``, so an edited mirror never shows the old counts."""
     root = mirror_root(entry)
-    return SHIPPED_STATS if root is None else root / "descriptive_stats"
+    return SHIPPED_STATS if root is None else root / "descriptive_stats" / mirror_fingerprint(entry, root)
 
 
 def catalog_statistics(entry: AirBenchEntry) -> dict[str, Any]:

@@ -18,9 +18,8 @@ from airbench_mteb.metrics.per_query import (
     per_query_scores,
     scored_queries,
 )
-from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.metrics.resampling import CI_SETTINGS, configured_resampling, recorded_settings, settings_label
 from airbench_mteb.mteb_compat import CacheLookup, HookedRetrievalTask, StockWrite
-from airbench_mteb.settings import current_settings
 
 if TYPE_CHECKING:
     from mteb.results import TaskResult
@@ -99,7 +98,26 @@ class PluginRetrievalTask(HookedRetrievalTask):
                 f"results of {self.metadata.name} for {model_name} were computed on other data (dataset revision "
                 f"{existing.dataset_revision!r}); this run reads {self.metadata.revision!r}. Recompute with "
                 "--overwrite-strategy always (overwrite_strategy='always'), or write to another --output-folder.")
+        if existing is not None:
+            self._check_interval_settings(existing, model_name)
         return existing, missing
+
+    def _check_interval_settings(self, existing: TaskResult, model_name: str) -> None:
+        """Intervals asked with other settings (method, resamples) than those of the existing results would be
+        taken from the file unchanged: refused like other data. Results with intervals serve a run without."""
+        from airbench_mteb.tasks.closed_book import CLOSED_BOOK
+
+        asked = settings_label(configured_resampling())
+        if asked == settings_label(None):
+            return
+        for split, rows in existing.scores.items():
+            for row in rows:
+                recorded = recorded_settings(row)
+                if CLOSED_BOOK not in row and recorded != asked:
+                    raise DatasetError(
+                        f"results of {self.metadata.name} for {model_name} ({split}/{row.get('hf_subset')}) hold "
+                        f"confidence intervals computed with {recorded}; this run asks for {asked}. Recompute "
+                        "with --overwrite-strategy always, or write to another --output-folder.")
 
     @classmethod
     def write_result(cls, result: TaskResult, path: Path, stock_write: StockWrite) -> None:
@@ -146,10 +164,9 @@ class PluginRetrievalTask(HookedRetrievalTask):
         if meta is not None:
             remember(meta.name, meta.revision, self.metadata.name, self.metadata.revision, hf_split, hf_subset, kept)
         coverage = label_coverage(kept.metrics)
-        settings = current_settings()
-        if settings.ci is None:
-            return coverage
-        return {**coverage, **interval_scores(kept.metrics, Resampling.from_setting(settings.ci, settings.ci_resamples))}
+        resampling = configured_resampling()
+        intervals = {} if resampling is None else interval_scores(kept.metrics, resampling)
+        return {**coverage, **intervals, CI_SETTINGS: settings_label(resampling)}
 
     def save_predictions(self, predictions: Any, model: Any, prediction_folder: Path, *, hf_split: str,
                          hf_subset: str) -> None:

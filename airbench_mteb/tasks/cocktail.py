@@ -50,6 +50,7 @@ from airbench_mteb.data.cocktail_source import (
     setting_data,
     settings_of,
 )
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.data.retrieval_data import RetrievalData
@@ -60,6 +61,7 @@ from airbench_mteb.metrics.source_bias import flatten, source_bias
 from airbench_mteb.settings import current_settings
 from airbench_mteb.tasks.base import PluginRetrievalTask
 from airbench_mteb.tasks.factory import build_task_class, expose
+from airbench_mteb.tasks.selection import check_selection
 from airbench_mteb.tasks.statistics import split_of_subsets, subset_sizes
 
 COCKTAIL_REFERENCE = "https://aclanthology.org/2024.findings-acl.421"
@@ -105,9 +107,11 @@ class SourceBiasTask(PluginRetrievalTask):
         return dict(self.sources)
 
     def data_revision(self) -> str:
-        """``files-<fingerprint>`` of the content of every file the task's splits read, and of keep-titles."""
+        """``files-<fingerprint>`` of the content of every file the task's splits read, of keep-titles and of
+        which label stands for which corpus file (the reference first): the same files under swapped labels
+        are other subsets, so their results must never be taken for each other's."""
         files = multi_source_files(self.dataset_folder(), list(self.stems.values()), self.metadata.eval_splits)
-        return "files-" + files_fingerprint(files, keep_titles=self.keep_titles)
+        return "files-" + files_fingerprint(files, keep_titles=self.keep_titles, sources=self.sources)
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         if self._corpora is None:
@@ -256,11 +260,14 @@ def parse_sources(sources: Sequence[str] | Mapping[str, str]) -> tuple[tuple[str
     A bare name is both the label (the setting's name) and the corpus file stem.
 
     Raises:
-        ValueError: fewer than two sources, repeated labels or files, or a label that is not a setting name.
+        OptionError: fewer than two sources, repeated labels or files, or a label that is not a setting name.
     """
     pairs = list(sources.items()) if isinstance(sources, Mapping) else [
         tuple(item.split("=", 1)) if "=" in item else (item, item) for item in sources]
-    return check_sources(tuple((str(label), str(stem)) for label, stem in pairs))
+    try:
+        return check_sources(tuple((str(label), str(stem)) for label, stem in pairs))
+    except ValueError as error:
+        raise OptionError(f"sources (--sources): {error}") from None
 
 
 def source_bias_task_class(folder: Path, sources: tuple[tuple[str, str], ...], splits: Sequence[str], *, name: str,
@@ -304,16 +311,16 @@ def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[s
     """
     folder = Path(folder).resolve()
     pairs = parse_sources(sources)
-    splits = list(splits) if splits else sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
-    if not splits:
-        raise ValueError(f"{folder / 'qrels'} holds no <split>.tsv file")
-    cls = source_bias_task_class(folder, pairs, splits, name=name or "SourceBias_" + task_name_part(folder.name),
+    present = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
+    if not present:
+        raise DatasetError("holds no <split>.tsv file", path=folder / "qrels")
+    cls = source_bias_task_class(folder, pairs, present, name=name or "SourceBias_" + task_name_part(folder.name),
                                  languages=languages)
     task = cls(keep_titles=keep_titles)
+    check_selection(task, splits, settings, subsets_option="--settings")
+    if splits:
+        task.filter_eval_splits(list(splits))
     if settings:
-        unknown = sorted(set(settings) - set(task.metadata.hf_subsets))
-        if unknown:
-            raise ValueError(f"unknown settings {unknown}; settings: {', '.join(task.metadata.hf_subsets)}")
         task.filter_languages(None, hf_subsets=list(settings))
     return task
 
