@@ -43,7 +43,7 @@ def _airbench_config(args: argparse.Namespace) -> AirBenchConfig:
         qc=QCSettings(recall_depth=args.recall_depth, positive_levels=tuple(args.judge_positive_levels)),
         recall_encoder=args.recall_encoder, rerankers=tuple(spec.strip() for spec in args.rerankers.split(",")),
         source_name=args.source_name or Path(args.corpus).name, source_url=args.source_url,
-        source_license=args.source_license)
+        source_license=args.source_license, release_date=args.release_date)
 
 
 def _check_recall_encoder(name: str) -> None:
@@ -124,6 +124,8 @@ def register_airbench(generators: argparse._SubParsersAction) -> None:
     parser.add_argument("--source-name", default="")
     parser.add_argument("--source-url", default="")
     parser.add_argument("--source-license", default="unknown")
+    parser.add_argument("--release-date", default="", help="the catalog entry's release date, YYYY-MM-DD "
+                        "(default: the day the dataset is written)")
     add_llm_arguments(parser)
     parser.set_defaults(func=_airbench)
 

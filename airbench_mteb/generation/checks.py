@@ -9,6 +9,7 @@ are named by their field.
 from __future__ import annotations
 
 import math
+from datetime import date
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -66,6 +67,16 @@ def ordered(low_option: str, low: float, high_option: str, high: float) -> None:
 def one_of(option: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise GenerationError(f"{option} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def iso_date(option: str, value: object) -> None:
+    """A calendar date written YYYY-MM-DD (what catalog entries and MTEB's metadata hold)."""
+    try:
+        valid = isinstance(value, str) and len(value) == 10 and date.fromisoformat(value).isoformat() == value
+    except ValueError:
+        valid = False
+    if not valid:
+        raise GenerationError(f"{option} must be a date written YYYY-MM-DD, got {value!r}")
 
 
 def language(option: str, code: str) -> None:

@@ -39,6 +39,9 @@ class AirBenchConfig:
     source_name: str = ""
     source_url: str = ""
     source_license: str = "unknown"
+    # The catalog entry's release date; "" = the day the dataset is written. It only labels the output, so the
+    # fingerprint leaves it out: a run resumed on another day, or given a date, reuses its journal.
+    release_date: str = ""
 
     def __post_init__(self) -> None:
         checks.one_of("--task-type", self.task_type, TASK_TYPES)
@@ -62,10 +65,13 @@ class AirBenchConfig:
             raise GenerationError("--rerankers needs at least one reranker")
         for spec in self.rerankers:
             check_reranker_spec(spec)
+        if self.release_date:
+            checks.iso_date("--release-date", self.release_date)
 
     def fingerprint(self) -> str:
         """What decides the output: the settings and the corpus's content, not its path (a moved or copied corpus
         resumes, an edited one does not). A journal made under another fingerprint cannot be resumed."""
         corpus = Path(self.corpus)
         settings = {**asdict(self), "corpus": content_digest(corpus) if corpus.is_file() else self.corpus}
+        del settings["release_date"]
         return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]

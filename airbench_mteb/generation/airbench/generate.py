@@ -12,6 +12,7 @@ import json
 import random
 import time
 from dataclasses import asdict
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +194,8 @@ class AirBenchPipeline:
         splits = split_queries(list(result.queries), c.task_type, c.seed, c.long_doc_split)
         entry = catalog_entry(task_type=c.task_type, domain=c.domain, language=c.language, dataset=c.dataset,
                               version=c.version, source_name=corpus.source, source_url=c.source_url,
-                              source_license=c.source_license, result=result, splits=splits)
+                              source_license=c.source_license, release_date=c.release_date or date.today().isoformat(),
+                              result=result, splits=splits)
         write_dataset(self.out, entry, result, splits)
         write_jsonl(self.out / "candidates.jsonl", (r.output_row() for r in candidates))
         write_jsonl(self.out / "qc_decisions.jsonl", result.decisions)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +41,8 @@ def split_queries(qids: list[str], task_type: str, seed: int, long_doc_split: st
 
 
 def catalog_entry(*, task_type: str, domain: str, language: str, dataset: str, version: str, source_name: str,
-                  source_url: str, source_license: str, result: QCResult,
-                  splits: dict[str, list[str]]) -> dict[str, Any]:
+                  source_url: str, source_license: str, release_date: str,
+                  result: QCResult, splits: dict[str, list[str]]) -> dict[str, Any]:
     """An entry in the format of ``catalog/airbench.json``."""
     labels, sizes = {}, {}
     for split, qids in splits.items():
@@ -61,7 +60,7 @@ def catalog_entry(*, task_type: str, domain: str, language: str, dataset: str, v
             "eval_lang": eval_language(language),
             "mteb_domains": [MTEB_DOMAINS.get(domain, "Written"), "Written"] if domain in MTEB_DOMAINS else ["Written"],
             "source_name": source_name, "source_url": source_url, "source_license": source_license,
-            "release_date": date.today().isoformat(), "revision": "local", "splits": sorted(splits),
+            "release_date": release_date, "revision": "local", "splits": sorted(splits),
             "size": {"corpus": len(result.corpus), "queries": sizes}, "labels": labels, "avg_tokens": avg_tokens}
 
 
