@@ -11,8 +11,8 @@ same order in the high half and the rank of its document id (ids sorted as Pytho
 low half. Keys order by score, then by id, so among equal scores the larger id ranks first and is kept
 at the cut -- what MTEB's heap of ``(score, id)`` tuples keeps, and trec_eval's order. MTEB itself leaves
 one case open (more tied documents in one chunk than its per-chunk top k+1 holds: torch picks); there
-this search still keeps the larger ids. NaN scores are refused, as MTEB's re-ranking refuses them;
-``-0.0`` ranks as ``0.0``. Scores in float64 (an encoder returning float64 vectors) go through MTEB's
+this search still keeps the larger ids. A NaN score that reaches a query's top k is refused, as MTEB's
+re-ranking refuses NaNs; ``-0.0`` ranks as ``0.0``. Scores in float64 (an encoder returning float64 vectors) go through MTEB's
 own merge, as the key has room for 32 bits of score only.
 """
 
@@ -60,39 +60,42 @@ def available_bytes(device: Any) -> int:
 def chunk_size_for(free_bytes: int, queries: int, depth: int, dimension: int, documents: int) -> int:
     """Documents per chunk that fit :data:`MEMORY_SHARE` of ``free_bytes``.
 
-    Per document of a chunk: per query an int64 key, a float32 score, its int32 copy, a NaN flag and topk's
-    int64 workspace, plus the vector on host and device; fixed: the running top k and its merged copy.
+    Per document of a chunk: per query an int64 key, a float32 score, its int32 sign and topk's int64
+    workspace, plus the vector on host and device; fixed: the running top k and its merged copy.
     """
-    per_document = queries * (8 + 4 + 4 + 1 + 8) + dimension * 4 * 2
+    per_document = queries * (8 + 4 + 4 + 8) + dimension * 4 * 2
     budget = int(free_bytes * MEMORY_SHARE) - queries * depth * 8 * 2
     return max(1, min(documents, budget // per_document))
 
 
 def ordered_keys(scores: Any, ranks: Any, out: Any) -> None:
-    """Write into ``out`` (int64, like ``scores``) one key per score: the score's order in the high 32 bits,
-    the document's id rank (``ranks``, one per column) in the low 32."""
+    """Write into ``out`` (int64, like ``scores``) one key per score: the score as an int32 of the same order
+    in the high half (``-0.0`` as ``0.0``), the document's id rank (``ranks``, int32, one per column) in the
+    low half. The halves are written in place through an int32 view of ``out`` (little-endian, as every
+    platform torch runs on): no temporary of the chunk's size in int64."""
     import torch
 
     scores = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores  # exact widening
     if scores.dtype != torch.float32:
         raise TypeError(f"scores of dtype {scores.dtype} cannot be keyed in 32 bits")
-    if torch.isnan(scores).any():
-        raise ValueError("NaN values detected in the similarity scores")
-    scores = scores + 0.0  # -0.0 becomes 0.0 (a new tensor: the caller's scores stay as they were)
     bits = scores.view(torch.int32)
-    bits ^= (bits >> 31) & _SIGN_MASK  # negative floats: flip the magnitude, so int order is float order
-    out.copy_(bits)  # widened in place: no int64 temporary of the chunk's size
-    out.bitwise_left_shift_(32)
-    out += ranks
+    sign = bits >> 31  # -1 for negative floats, else 0
+    halves = out.view(torch.int32).view(*out.shape, 2)
+    high = halves[..., 1]
+    torch.bitwise_and(bits, _SIGN_MASK, out=high)  # the magnitude, whose int order is the float order ...
+    high ^= sign
+    high -= sign  # ... negated for negative floats
+    halves[..., 0] = ranks
 
 
 def scores_of(keys: Any) -> Any:
     """The float32 scores inside keys made by :func:`ordered_keys`."""
     import torch
 
-    bits = (keys >> 32).to(torch.int32)
-    bits ^= (bits >> 31) & _SIGN_MASK
-    return bits.view(torch.float32)
+    high = (keys >> 32).to(torch.int32)
+    sign = high >> 31
+    magnitude = (high ^ sign) - sign
+    return (magnitude | (sign & torch.iinfo(torch.int32).min)).view(torch.float32)
 
 
 def id_ranks(corpus: Any) -> tuple[Any, np.ndarray]:
@@ -104,8 +107,8 @@ def id_ranks(corpus: Any) -> tuple[Any, np.ndarray]:
     ids = corpus.select_columns(["id"]).with_format("arrow")[:]["id"]
     ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     order = pc.sort_indices(ids).to_numpy()
-    ranks = np.empty(len(order), dtype=np.int64)
-    ranks[order] = np.arange(len(order), dtype=np.int64)
+    ranks = np.empty(len(order), dtype=np.int32)  # the key's low half: corpora under 2**31 documents
+    ranks[order] = np.arange(len(order), dtype=np.int32)
     return ids.take(pa.array(order)), ranks
 
 
@@ -118,7 +121,7 @@ class TopKMerge:
         self.depth = depth
         # columns [0, depth) hold the running keys, the rest a chunk's: merging needs no concatenated copy
         self.keys = torch.empty((queries, depth + chunk), dtype=torch.int64, device=device)
-        self.keys[:, :depth] = torch.iinfo(torch.int64).min  # no real key is this low (it would be a NaN)
+        self.keys[:, :depth] = torch.iinfo(torch.int64).min  # below every score's key: the high half of -NaN
 
     def add(self, scores: Any, ranks: Any) -> None:
         """Merge a chunk: ``scores`` [queries, n] against the running keys; ``ranks`` [n] the documents' id ranks."""
@@ -129,10 +132,14 @@ class TopKMerge:
         self.keys[:, :self.depth] = torch.topk(self.keys[:, :width], self.depth, dim=1, sorted=False).values
 
     def best(self) -> Any:
-        """The running keys, best first per query."""
+        """The running keys, best first per query; a NaN score among them is refused (NaNs elsewhere, keyed
+        above infinity or below minus infinity, cannot have changed which documents were kept)."""
         import torch
 
-        return torch.sort(self.keys[:, :self.depth], dim=1, descending=True).values
+        best = torch.sort(self.keys[:, :self.depth], dim=1, descending=True).values
+        if torch.isnan(scores_of(best)).any():
+            raise ValueError("NaN values detected in the similarity scores")
+        return best
 
 
 class DeviceTopKSearch(HookedEncoderSearch):
