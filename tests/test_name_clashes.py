@@ -138,7 +138,7 @@ def test_a_catalog_entry_with_an_unusable_name_is_skipped_when_read(catalog: Pat
     skipped = [str(w.message) for w in caught if "skipped" in str(w.message)]
     assert [entry.task_name for entry in usable.cocktail] == ["Fine"] and not usable.airbench and not usable.irsc
     assert len(skipped) == 4, skipped
-    for number, culprit in enumerate(["'custom_qa_my law_en'", "'a/b'", "'v 2'"], start=1):
+    for number, culprit in enumerate(["domain 'my law'", "'a/b'", "'v 2'"], start=1):
         assert any(f"entry {number}" in m and culprit in m and NAME_RULE in m for m in skipped), (number, skipped)
     assert any("entry 4" in m and "'BEIR' is the name of a benchmark" in m for m in skipped), skipped
 
