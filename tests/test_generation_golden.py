@@ -97,11 +97,15 @@ def client(out: Path) -> LLMClient:
 def run_airbench(out: Path) -> None:
     from airbench_mteb.generation.airbench import AirBenchConfig, generate
     from airbench_mteb.generation.airbench.candidates import CandidateSettings
+    from airbench_mteb.generation.airbench.qc import QCSettings
 
     config = AirBenchConfig(corpus=str(LEE), domain="news", language="en", num_queries=4, seed=5, rewrites=1,
                             min_length=60, max_length=110, source_name="gensim Lee background corpus",
                             recall_encoder="minilm", rerankers=("minilm",), release_date="2026-11-24",
-                            candidates=CandidateSettings(hard_negatives=(2, 3), max_tokens=96))
+                            candidates=CandidateSettings(hard_negatives=(2, 3), max_tokens=96),
+                            # the scripted LLM's queries are words of their passage: the overlap rule would drop
+                            # them all; the easiness rule is on so that its decisions are recorded too
+                            qc=QCSettings(copied_overlap=0.0, easy_percentile=50.0))
     llm = client(out)
     asyncio.run(generate(config, out, llm))
     llm.cache.close()

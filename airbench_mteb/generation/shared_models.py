@@ -111,15 +111,20 @@ class DenseRecall:
 
         self.encoder = encoder
         self.ids = list(corpus)
+        self.rows = {doc_id: row for row, doc_id in enumerate(self.ids)}
         vectors = encoder.encode([corpus[i] for i in self.ids], is_query=False)
         self.index = faiss.IndexFlatIP(vectors.shape[1])
         self.index.add(vectors)
 
-    def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
+    def search(self, queries: Sequence[str], k: int, targets: Sequence[str]) -> tuple[list[list[str]], np.ndarray]:
+        """The top ``k`` document ids of each query, and its similarity (inner product of the normalised
+        vectors) with its own ``targets[i]`` from the same query vectors (quality control's easiness rule)."""
         if not queries:
-            return []
-        _, rows = self.index.search(self.encoder.encode(queries, is_query=True), min(k, len(self.ids)))
-        return [[self.ids[j] for j in row if j >= 0] for row in rows]
+            return [], np.zeros(0)
+        vectors = self.encoder.encode(queries, is_query=True)
+        _, rows = self.index.search(vectors, min(k, len(self.ids)))
+        target_vectors = np.stack([self.index.reconstruct(self.rows[doc_id]) for doc_id in targets])
+        return [[self.ids[j] for j in row if j >= 0] for row in rows], np.einsum("ij,ij->i", vectors, target_vectors)
 
 
 class Reranker(Protocol):

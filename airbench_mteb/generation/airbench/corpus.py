@@ -27,7 +27,7 @@ _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 _PHONE = re.compile(r"(?<!\w)\+?\d[\d\s().-]{7,}\d(?!\w)")
 # languages written without spaces: lengths are counted in characters, not words
-_CHARACTER_LANGUAGES = {"zh", "ja", "ko", "th"}
+CHARACTER_LANGUAGES = {"zh", "ja", "ko", "th"}
 
 
 @dataclass
@@ -41,7 +41,7 @@ class PreparedCorpus:
 
 
 def text_length(text: str, language: str) -> int:
-    if language.split("-")[0] in _CHARACTER_LANGUAGES:
+    if language.split("-")[0] in CHARACTER_LANGUAGES:
         return sum(1 for c in text if not c.isspace())
     return len(text.split())
 

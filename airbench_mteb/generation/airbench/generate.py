@@ -130,7 +130,8 @@ class AirBenchPipeline:
         return [done[row["index"]] for row in rows]
 
     def _qc_input(self, corpus: PreparedCorpus, candidates: list[Candidate]) -> QCInput:
-        data = QCInput(queries={}, positives={}, hard_negatives={}, corpus=dict(corpus.documents))
+        data = QCInput(queries={}, positives={}, hard_negatives={}, corpus=dict(corpus.documents),
+                       language=self.config.language)
         for record in candidates:
             if not record.ok:
                 continue
@@ -165,14 +166,15 @@ class AirBenchPipeline:
         self._lap("write", started)
         with atomic_write(self.out / "run_account.json") as handle:
             json.dump({**self.client.account.as_dict(), "stage_seconds": self.stage_seconds}, handle, indent=1)
-        return self._summary(entry, candidates)
+        return self._summary(entry, candidates, result)
 
-    def _summary(self, entry: dict[str, Any], candidates: list[Candidate]) -> GenerationSummary:
+    def _summary(self, entry: dict[str, Any], candidates: list[Candidate], result: QCResult) -> GenerationSummary:
         outcomes = {"made": sum(r.ok for r in candidates), "dropped": sum(not r.ok for r in candidates)}
         return GenerationSummary(family="AIR-Bench", root=self.out, files=published_files(self.out),
                                  counts={"queries": dict(entry["size"]["queries"]),
                                          "corpus": {"documents": entry["size"]["corpus"]},
-                                         "candidates": outcomes},
+                                         "candidates": outcomes,
+                                         "quality_control_dropped": dict(result.counts["dropped_by"])},
                                  llm=LLMUse.of([self.client.account]))
 
     async def run(self, corpus: PreparedCorpus | None = None) -> GenerationSummary:
@@ -196,9 +198,15 @@ class AirBenchPipeline:
                               version=c.version, source_name=corpus.source, source_url=c.source_url,
                               source_license=c.source_license, release_date=c.release_date or date.today().isoformat(),
                               result=result, splits=splits)
-        write_dataset(self.out, entry, result, splits)
         write_jsonl(self.out / "candidates.jsonl", (r.output_row() for r in candidates))
         write_jsonl(self.out / "qc_decisions.jsonl", result.decisions)
+        if not result.queries:  # no split to register or evaluate: say why instead of writing an unusable dataset
+            raise GenerationError(
+                f"quality control kept none of the {result.counts['before']['queries']} queries (dropped: "
+                + ", ".join(f"{cause} {n}" for cause, n in result.counts["dropped_by"].items() if n)
+                + f"); the reasons are in {self.out / 'qc_decisions.jsonl'}: loosen the query filters "
+                "(QCSettings) or the judge's positive levels")
+        write_dataset(self.out, entry, result, splits)
         with atomic_write(self.out / "catalog_entry.json") as handle:
             json.dump(entry, handle, indent=1, ensure_ascii=False)
         dropped: dict[str, int] = {}
@@ -221,7 +229,10 @@ class AirBenchPipeline:
             "quality_control": {"recall_encoder": recall, "recall_depth": c.qc.recall_depth, "rerankers": rerankers,
                                 "thresholds": {"generated_hard_negative": c.qc.hard_negative_threshold,
                                                "other": c.qc.other_threshold},
-                                "judge_positive_levels": list(c.qc.positive_levels)},
+                                "judge_positive_levels": list(c.qc.positive_levels),
+                                "query_filters": {"copied_run": c.qc.copied_run, "copied_overlap": c.qc.copied_overlap,
+                                                  "language_share": c.qc.language_share,
+                                                  "easy_percentile": c.qc.easy_percentile}},
             "qc_counts": result.counts,
             "splits": {s: len(q) for s, q in splits.items()},
             "distributions": distributions(candidates, set(result.queries)),

@@ -1,11 +1,15 @@
-"""Quality control (AIR-Bench section 2.4, Table 2, Appendix A.3).
+"""Quality control (AIR-Bench section 2.4, Table 2, Appendix A.3), with three query filters of our own.
 
+0. Query filters (:mod:`~airbench_mteb.generation.airbench.query_filters`), before any LLM call: a query
+   that copies its positive passage, or one not written in the dataset's script, is dropped with its labels.
 1. Low-quality queries: the LLM judge rates (query, original positive); a negative verdict drops
    the query and all its labels.
 2. For every kept query: recall the top ``recall_depth`` documents with an embedding model; each
    reranker ranks that list, and labels a document positive when its rank is within the
    threshold (20 for the query's own generated hard negatives, 10 for every other document); a
    document is pre-labelled positive when more than half of the rerankers label it positive.
+   With ``easy_percentile`` set, a query whose recall similarity to its positive is above that
+   percentile of the judged queries' similarities is dropped first (NeMo Curator's easiness filter).
 3. The judge rates the pre-labelled positives, and Table 2 decides:
 
    ==================== ======================= ==================
@@ -18,7 +22,8 @@
 
 The judge answers on the 4-level scale of the seed's Table 8; ``positive_levels`` (default
 {2, 3}) is the documented mapping of levels to a positive verdict. Every decision is recorded per
-(query, document) with its type and reason; unlabelled documents that the rerankers did not
+(query, document) with its type and reason (a filter's drop also names the ``filter`` and what it
+measured); unlabelled documents that the rerankers did not
 pre-label positive are not recorded (that is all the rest of the corpus).
 """
 
@@ -30,16 +35,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
+from airbench_mteb.generation.airbench.query_filters import (
+    OVERLAP_MIN_TOKENS,
+    easiness_threshold,
+    language_script,
+    longest_common_run,
+    script_share,
+    token_overlap,
+    tokens,
+)
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
 from airbench_mteb.generation.llm.client import LLMClient, Parsed
 from airbench_mteb.generation.shared_models import DenseRecall, Encoder, Reranker
 
 ORIGINAL_POSITIVE, HARD_NEGATIVE, UNLABELLED = "original_positive", "generated_hard_negative", "unlabelled"
+# The ways a query leaves quality control, in pipeline order (GenerationSummary and card counts).
+COPIED, WRONG_LANGUAGE, JUDGED_LOW_QUALITY, EASY = "copied", "wrong_language", "judged_low_quality", "easy"
+DROP_CAUSES = (COPIED, WRONG_LANGUAGE, JUDGED_LOW_QUALITY, EASY)
 
 
 class Judge(Protocol):
@@ -71,6 +89,14 @@ class QCSettings:
     hard_negative_threshold: int = 20
     other_threshold: int = 10
     positive_levels: tuple[int, ...] = (2, 3)
+    # Query filters (0 = off): tokens copied in a row from the positive passage; share of the query's distinct
+    # tokens found in it (queries of at least OVERLAP_MIN_TOKENS tokens); least share of the query's letters
+    # in the language's script; NeMo Curator's easiness percentile (its default is 70; off here, as AIR-Bench
+    # has no such filter and it drops a fixed share of every set).
+    copied_run: int = 10
+    copied_overlap: float = 0.9
+    language_share: float = 0.5
+    easy_percentile: float = 0.0
 
     def __post_init__(self) -> None:
         checks.whole_number("--recall-depth", self.recall_depth, 1)
@@ -80,6 +106,10 @@ class QCSettings:
             raise GenerationError("--judge-positive-levels needs at least one level (0-3)")
         for level in self.positive_levels:
             checks.whole_number("--judge-positive-levels", level, 0, 3)
+        checks.whole_number("copied_run", self.copied_run, 0)
+        checks.number("copied_overlap", self.copied_overlap, 0.0, 1.0)
+        checks.number("language_share", self.language_share, 0.0, 1.0)
+        checks.number("easy_percentile", self.easy_percentile, 0.0, 100.0)
 
 
 @dataclass
@@ -88,14 +118,27 @@ class QCInput:
     positives: dict[str, str]  # qid -> original positive doc id
     hard_negatives: dict[str, list[str]]  # qid -> its generated hard negative doc ids
     corpus: dict[str, str]  # the prepared corpus plus every generated hard negative
+    language: str  # the dataset's ISO 639-1 code: how the query filters tokenise and which script they expect
+
+    def labelled(self) -> LabelledQueries:
+        """The candidates as they stand before quality control: each query's positive, its own hard negatives."""
+        return LabelledQueries(queries=dict(self.queries), corpus=dict(self.corpus),
+                               qrels={q: {self.positives[q]: 1, **dict.fromkeys(self.hard_negatives.get(q, ()), 0)}
+                                      for q in self.queries})
 
 
 @dataclass
-class QCResult:
+class LabelledQueries:
+    """Queries, their labels and the corpus they are searched in: what a dataset is written from."""
+
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
     corpus: dict[str, str]
-    decisions: list[dict[str, Any]]
+
+
+@dataclass
+class QCResult(LabelledQueries):
+    decisions: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)
 
 
@@ -128,7 +171,43 @@ class QualityControl:
     def _positive(self, level: int) -> bool:
         return level in self.settings.positive_levels
 
-    async def _filter_query(self, data: QCInput, qid: str) -> dict[str, Any]:
+    def _query_filters(self, data: QCInput, qid: str) -> dict[str, Any] | None:
+        """The decision dropping a copied query or one not in the dataset's script; None when it passes."""
+        s = self.settings
+        doc_id = data.positives[qid]
+        base = {"qid": qid, "docid": doc_id, "doc_type": ORIGINAL_POSITIVE, "judge_level": None, "action": "drop_query"}
+        query, passage = tokens(data.queries[qid], data.language), tokens(data.corpus[doc_id], data.language)
+        run, overlap = longest_common_run(query, passage), token_overlap(query, passage)
+        copied_run = s.copied_run > 0 and run >= s.copied_run
+        copied_overlap = s.copied_overlap > 0 and len(set(query)) >= OVERLAP_MIN_TOKENS and overlap >= s.copied_overlap
+        if copied_run or copied_overlap:
+            because = (f"{run} tokens in a row copied from its positive (copied_run {s.copied_run})" if copied_run
+                       else f"{overlap:.2f} of its tokens in its positive (copied_overlap {s.copied_overlap})")
+            return {**base, "filter": COPIED, "common_run": run, "token_overlap": round(overlap, 4),
+                    "reason": f"copied query: {because}"}
+        script = language_script(data.language)
+        share = script_share(data.queries[qid], script)
+        if s.language_share > 0 and share is not None and share < s.language_share:
+            return {**base, "filter": WRONG_LANGUAGE, "script_share": round(share, 4),
+                    "reason": f"not in {data.language}: {share:.2f} of its letters in {script} script "
+                              f"(language_share {s.language_share})"}
+        return None
+
+    def _easy_decisions(self, data: QCInput, qids: list[str],
+                        similarities: np.ndarray) -> tuple[list[dict[str, Any]], float | None]:
+        """NeMo Curator's easiness rule over ``qids``: the decisions dropping the queries whose similarity to
+        their positive is above the ``easy_percentile``-th percentile, and that threshold (None: rule off)."""
+        if not self.settings.easy_percentile or not qids:
+            return [], None
+        threshold = easiness_threshold(similarities, self.settings.easy_percentile)
+        return [{"qid": qid, "docid": data.positives[qid], "doc_type": ORIGINAL_POSITIVE, "judge_level": None,
+                 "action": "drop_query", "filter": EASY, "similarity": round(float(similarity), 6),
+                 "threshold": round(threshold, 6),
+                 "reason": f"easy query: similarity {similarity:.4f} to its positive is above the "
+                           f"{self.settings.easy_percentile:g}th percentile {threshold:.4f}"}
+                for qid, similarity in zip(qids, similarities, strict=True) if similarity > threshold], threshold
+
+    async def _judge_query(self, data: QCInput, qid: str) -> dict[str, Any]:
         doc_id = data.positives[qid]
         verdict = await self.judge.level(data.queries[qid], data.corpus[doc_id])
         decision = {"qid": qid, "docid": doc_id, "doc_type": ORIGINAL_POSITIVE, "judge_level": verdict.value}
@@ -181,18 +260,24 @@ class QualityControl:
         return decisions
 
     async def run(self, data: QCInput) -> QCResult:
-        qids = list(data.queries)
+        filtered = [d for d in (self._query_filters(data, q) for q in data.queries) if d is not None]
+        dropped = {d["qid"] for d in filtered}
+        qids = [q for q in data.queries if q not in dropped]
         with tqdm(total=len(qids), desc="QC judge positives", unit="query",
                   disable=not self.show_progress) as bar:
-            async def filtered(qid: str) -> dict[str, Any]:
-                decision = await self._filter_query(data, qid)
+            async def judged(qid: str) -> dict[str, Any]:
+                decision = await self._judge_query(data, qid)
                 bar.update()
                 return decision
-            first = await asyncio.gather(*(filtered(q) for q in qids))
-        kept = [d["qid"] for d in first if d["action"] == "keep"]
+            first = await asyncio.gather(*(judged(q) for q in qids))
+        passed = [d["qid"] for d in first if d["action"] == "keep"]
 
         recall = DenseRecall(self.recall_encoder, data.corpus)
-        recalled = dict(zip(kept, recall.search([data.queries[q] for q in kept], self.settings.recall_depth), strict=True))
+        lists, similarities = recall.search([data.queries[q] for q in passed], self.settings.recall_depth,
+                                            [data.positives[q] for q in passed])
+        easy, easy_threshold = self._easy_decisions(data, passed, similarities)
+        kept = [q for q in passed if q not in {d["qid"] for d in easy}]
+        recalled = dict(zip(passed, lists, strict=True))
         for reranker in self.rerankers:
             reranker.prepare(data.corpus)
         with tqdm(total=len(kept), desc="QC correct labels", unit="query",
@@ -202,11 +287,12 @@ class QualityControl:
                 bar.update()
                 return decisions
             second = await asyncio.gather(*(corrected(q) for q in kept))
-        decisions = list(first) + [d for group in second for d in group]
-        return self._result(data, kept, decisions)
+        decisions = filtered + list(first) + easy + [d for group in second for d in group]
+        return self._result(data, kept, decisions, easy_threshold)
 
     @staticmethod
-    def _result(data: QCInput, kept: list[str], decisions: list[dict[str, Any]]) -> QCResult:
+    def _result(data: QCInput, kept: list[str], decisions: list[dict[str, Any]],
+                easy_threshold: float | None) -> QCResult:
         discarded = {d["docid"] for d in decisions if d["action"] == "discard_document"}
         dropped_queries = set(data.queries) - set(kept)
         # hard negatives of dropped queries leave the corpus with their query (their only label is gone)
@@ -229,6 +315,9 @@ class QualityControl:
                       "positives": sum(1 for v in qrels.values() for r in v.values() if r > 0),
                       "hard_negatives": sum(1 for v in qrels.values() for r in v.values() if r == 0)},
             "dropped_queries": len(dropped_queries),
+            "dropped_by": {cause: sum(1 for d in decisions if d["action"] == "drop_query"
+                                      and d.get("filter", JUDGED_LOW_QUALITY) == cause) for cause in DROP_CAUSES},
+            "easy_threshold": None if easy_threshold is None else round(easy_threshold, 6),
             "discarded_hard_negatives": len(discarded),
             "removed_with_dropped_queries": len(orphaned - discarded),
             "added_positives": actions[(UNLABELLED, "add_positive")],
