@@ -68,8 +68,9 @@ class BM25Search:
 
     Implements MTEB's ``SearchProtocol``. Terms come from the ``analysis`` (``lucene``: Pyserini's Lucene
     analyzers; ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read
-    in batches (an Arrow corpus stays memory-mapped), analysed by ``workers`` processes (default: every
-    core this process may use; 1 analyses in this process, with the same result) into a numpy index
+    in batches (an Arrow corpus stays memory-mapped), analysed by ``workers`` processes (default: MTEB's
+    ``num_proc`` where given, else every core this process may use; 1 analyses in this process, with the
+    same result) into a numpy index
     (:class:`~airbench_mteb.models.bm25_index.BM25Index`) that scores queries a block at a time. The ``max_indexes`` most recent indexes are
     kept, keyed by the corpus content, the analysis and the languages, so a corpus shared by splits,
     subsets, tasks or settings is indexed once. Only documents sharing a term
@@ -92,7 +93,7 @@ class BM25Search:
         self.k1 = k1
         self.b = b
         self.max_indexes = max_indexes
-        self.workers = workers or available_cores()
+        self.workers = workers
         self.index_builds = 0
         self._indexes: OrderedDict[str, _Index] = OrderedDict()
         self._current: _Index | None = None
@@ -106,7 +107,8 @@ class BM25Search:
             self._indexes.move_to_end(key)
             logger.info("BM25: reusing the index of this corpus (%d documents)", len(corpus))
         else:
-            self._indexes[key] = self._build(languages, corpus, show_progress)
+            workers = self.workers or num_proc or available_cores()
+            self._indexes[key] = self._build(languages, corpus, show_progress, workers)
             while len(self._indexes) > self.max_indexes:
                 self._indexes.popitem(last=False)
         self._current = self._indexes[key]
@@ -139,14 +141,14 @@ class BM25Search:
                 results[query_id] = dict(zip(best_ids, best_scores.tolist(), strict=True))
         return results
 
-    def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool) -> _Index:
+    def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool, workers: int) -> _Index:
         terms = analysis_terms(self.analysis, languages)
         doc_ids = pa.chunked_array([pc.cast(batch["id"], pa.string()) for batch in _arrow_batches(corpus)],
                                    type=pa.string())
         if pc.count_distinct(doc_ids).as_py() != len(doc_ids):
             raise ValueError("BM25: the corpus has duplicate document ids")
         n_batches = -(-len(corpus) // _BATCH_ROWS)
-        batches = analysed_batches(terms, _arrow_batches(corpus), min(self.workers, n_batches))
+        batches = analysed_batches(terms, _arrow_batches(corpus), min(workers, n_batches))
         progress = tqdm(batches, total=n_batches, desc="BM25 index corpus", unit="batch", leave=False,
                         disable=not show_progress)
         index = BM25Index.from_analysed(progress, k1=self.k1, b=self.b)

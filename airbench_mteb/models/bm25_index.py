@@ -87,13 +87,15 @@ class AnalysedBatch:
 
 
 def best_first(positions: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Indexes of the ``k`` highest ``scores``, best first; ties by position (``positions`` ascending), also at
-    the cut-off, so results never depend on the partition algorithm."""
+    """Indexes of the ``k`` highest ``scores``, best first; ties by position, also at the cut-off, so results
+    never depend on the partition algorithm (``positions`` in any order)."""
     candidates = np.arange(len(scores))
     if len(scores) > k:
         kth = np.partition(scores, len(scores) - k)[len(scores) - k]
         above = np.flatnonzero(scores > kth)
-        candidates = np.concatenate([above, np.flatnonzero(scores == kth)[: k - above.size]])
+        tied = np.flatnonzero(scores == kth)
+        tied = tied[np.argsort(positions[tied], kind="stable")[: k - above.size]]
+        candidates = np.concatenate([above, tied])
     return candidates[np.lexsort((positions[candidates], -scores[candidates]))]
 
 
@@ -170,36 +172,47 @@ class BM25Index:
         Queries are scored a block at a time as one sparse product, (query x term counts) @ (term x
         document weights) restricted to the block's terms, so the work follows the postings read, not the
         corpus size times the number of queries. A block holds queries until their postings reach
-        ``_BLOCK_ENTRIES``. A query's float32 weights are summed in float64 (as Lucene sums clauses), which
-        is exact whatever the order while they span less than 2^29, then rounded to float32.
+        ``_BLOCK_ENTRIES``; a query that reads more postings than a quarter of the documents is scored
+        alone into a dense array (:meth:`scores`), which is cheaper there. A query's float32 weights are
+        summed in float64 (as Lucene sums clauses), which is exact whatever the order while they span less
+        than 2^29, then rounded to float32.
         """
-        for block in self._blocks(queries):
-            product = self._product([queries[i] for i in block])
-            for row in range(len(block)):
-                start, end = product.indptr[row], product.indptr[row + 1]
-                positions, scores = product.indices[start:end], product.data[start:end].astype(np.float32)
+        for block, dense in self._blocks(queries):
+            if dense:
+                scores = self.scores(queries[block[0]])
+                rows: Iterable[tuple[np.ndarray, np.ndarray]] = [(np.arange(self.num_documents), scores)]
+            else:
+                product = self._product([queries[i] for i in block])
+                rows = ((product.indices[start:end], product.data[start:end].astype(np.float32))
+                        for start, end in zip(product.indptr[:-1], product.indptr[1:], strict=True))
+            for positions, scores in rows:
                 keep = scores > 0  # Lucene's IDF > 0: positive means a shared term
                 positions, scores = positions[keep], scores[keep]
                 best = best_first(positions, scores, k)
                 yield positions[best].astype(np.int64), scores[best]
 
-    def _blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[list[int]]:
-        """Consecutive query numbers, grouped so a group's postings stay under ``_BLOCK_ENTRIES`` (or one query)."""
+    def _blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], bool]]:
+        """Consecutive query numbers, grouped so a group's postings stay under ``_BLOCK_ENTRIES``, and whether
+        the group is one query to score densely."""
         postings = np.diff(self.indptr)
         block: list[int] = []
         entries = 0
         for i, terms in enumerate(queries):
             size = int(postings[np.asarray(terms, dtype=np.int64)].sum())
-            if block and entries + size > _BLOCK_ENTRIES:
-                yield block
+            dense = size > self.num_documents // 4
+            if block and (dense or entries + size > _BLOCK_ENTRIES):
+                yield block, False
                 block, entries = [], 0
+            if dense:
+                yield [i], True
+                continue
             block.append(i)
             entries += size
         if block:
-            yield block
+            yield block, False
 
     def _product(self, queries: Sequence[Sequence[int]]) -> sparse.csr_array:
-        """The queries' float64 scores as a (query x document) sparse matrix, documents ascending in each row."""
+        """The queries' float64 scores as a (query x document) sparse matrix (documents in no set order in a row)."""
         flat = np.fromiter(chain.from_iterable(queries), dtype=np.int64)
         rows = np.repeat(np.arange(len(queries)), [len(terms) for terms in queries])
         used, columns = np.unique(flat, return_inverse=True)
@@ -210,9 +223,7 @@ class BM25Index:
                                     shape=(len(used), self.num_documents))
         # Duplicates are summed: a query term given twice counts twice, as in scores().
         counts = sparse.csr_array((np.ones(len(flat)), (rows, columns)), shape=(len(queries), len(used)))
-        product = counts @ postings
-        product.sort_indices()
-        return product
+        return counts @ postings
 
     def scores(self, term_ids: Sequence[int]) -> np.ndarray:
         """The BM25 score of every document for a query given as term ids."""
