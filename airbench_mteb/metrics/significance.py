@@ -6,12 +6,14 @@ ask whether the mean difference could be chance:
 - :func:`paired_randomization_test`: two-sided sign-flip (paired permutation) test. Under the
   null hypothesis the labels A and B of each query are exchangeable, so each query's pair is
   swapped with probability 1/2 -- the difference ``d_q`` changes sign -- and the statistic
-  (the mean difference) recomputed. With ``N`` random sign vectors
-  :math:`p = (\#\{|t^*| \ge |t|\} + 1) / (N + 1)` (never 0; Phipson & Smyth, 2010); when
-  :math:`2^n \le N` all :math:`2^n` sign vectors are enumerated and
-  :math:`p = \#\{|t^*| \ge |t|\} / 2^n` exactly, which is ``scipy.stats.permutation_test(...,
-  permutation_type="samples")``'s exact p-value. As in scipy, resampled statistics within a
-  relative ``100 * eps`` of the observed one count as ties (theoretically equal, numerically not).
+  (the mean difference, ``w · (s ∘ d)`` for the sign vector ``s``) recomputed. Queries with
+  ``d_q = 0`` change nothing when flipped, so only the ``k`` queries that differ are flipped. With
+  ``N`` random sign vectors :math:`p = (\#\{|t^*| \ge |t|\} + 1) / (N + 1)` (never 0; Phipson &
+  Smyth, 2010); when :math:`2^k \le N` all :math:`2^k` sign vectors are enumerated and
+  :math:`p = \#\{|t^*| \ge |t|\} / 2^k` exactly, which is ``scipy.stats.permutation_test(...,
+  permutation_type="samples")``'s exact p-value over all :math:`2^n`. The observed statistic is
+  computed the same way as its sign-flipped twins, and a twin within the rounding error of the
+  inputs' scale (not the statistic's) counts as a tie (:func:`swap_test`).
 - :func:`paired_t_test_p`: ``scipy.stats.ttest_rel``'s p-value.
 - :func:`adjust_p_values`: Holm, Bonferroni or Benjamini-Hochberg adjusted p-values, as
   ``statsmodels.stats.multitest.multipletests`` gives them.
@@ -28,20 +30,21 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from airbench_mteb.metrics.bootstrap import check_resampling, paired_vectors, single_threaded_blas
+from airbench_mteb.metrics.bootstrap import check_resampling, paired_vectors
 
 Correction = Literal["holm", "bonferroni", "bh", "none"]
 CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "bh", "none")
 
-# (means of A, means of B), each (..., m) -> the statistic, shaped (...). Swapping A and B must negate it.
-SwapStatistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
+# (centre, shift (..., m), each mean's rounding bound (m,)) -> (the statistic of the means centre + shift of A and
+# centre - shift of B, a bound on its rounding error), each shaped (...). Negating the shift must negate the statistic.
+SwapStatistic = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 _CHUNK_CELLS = 1 << 20  # sign vectors x queries per chunk (8 MB of float64)
-_TIE_TOLERANCE = 100 * np.finfo(float).eps  # scipy.stats.permutation_test's relative tolerance for ties
+_TIE_ULPS = 100  # per-query values equal in exact arithmetic may differ by this many ulps of the inputs' scale
 
 
 class RandomizationTest(NamedTuple):
-    """A paired randomization test's result; ``n_resamples`` is ``2**n`` when the test was exact."""
+    """A paired randomization test's result; ``n_resamples`` is ``2**k`` (k: queries that differ) when it was exact."""
 
     p_value: float
     statistic: float
@@ -58,16 +61,30 @@ class WinsTiesLosses(NamedTuple):
     losses: int
 
 
-def _swap_chunks(n: int, n_resamples: int, rng: np.random.Generator, exact: bool) -> Iterator[np.ndarray]:
-    """0/1 matrices, one row per null draw: 1 swaps that query's A and B. Exact: every row of 2**n, in order."""
-    total = 2**n if exact else n_resamples
-    rows = max(1, _CHUNK_CELLS // n)
+def _sign_chunks(k: int, n_resamples: int, rng: np.random.Generator, exact: bool) -> Iterator[np.ndarray]:
+    """±1 matrices, one row per null draw over ``k`` queries: -1 swaps that query's A and B. Exact: every row of
+    2**k, in order (row 0 swaps nothing)."""
+    total = 2**k if exact else n_resamples
+    rows = max(1, _CHUNK_CELLS // max(k, 1))
     for start in range(0, total, rows):
         stop = min(total, start + rows)
         if exact:
-            yield ((np.arange(start, stop)[:, None] >> np.arange(n)) & 1).astype(float)
+            swaps = (np.arange(start, stop)[:, None] >> np.arange(k)) & 1
         else:
-            yield rng.integers(0, 2, size=(stop - start, n), dtype=np.int8).astype(float)
+            swaps = rng.integers(0, 2, size=(stop - start, k), dtype=np.int8)
+        yield 1.0 - 2.0 * swaps
+
+
+def _shifts(signs: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """Each row's ``signs @ half``, column by column, as a sum along the row: every row (the observed one too) is
+    summed by the same algorithm, so a row and its negation give exactly opposite shifts."""
+    return np.stack([(signs * half[:, j]).sum(axis=1) for j in range(half.shape[1])], axis=-1)
+
+
+def mean_difference(centre: np.ndarray, shift: np.ndarray, error: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The statistic of the paired tests: mean of A minus mean of B (first column), ``w · (s ∘ d)``, i.e. twice
+    the shift, with its rounding bound."""
+    return 2 * shift[..., 0], np.full(shift.shape[:-1], 2 * error[0])
 
 
 def swap_test(a: np.ndarray, b: np.ndarray, weights: np.ndarray, statistic: SwapStatistic, *,
@@ -75,30 +92,37 @@ def swap_test(a: np.ndarray, b: np.ndarray, weights: np.ndarray, statistic: Swap
     r"""Two-sided paired permutation test of any ``statistic`` of the weighted column means of A and B.
 
     ``a`` and ``b`` are (queries x m) matrices of the same queries; the means are ``weights @ a``
-    and ``weights @ b``. Each null draw swaps the rows of a random subset of queries between A
-    and B (each query with probability 1/2, independently), which moves ``weights_q (b_q - a_q)``
-    from B's means to A's: one matrix product per chunk of draws. The p-value is the share of
-    draws whose ``|statistic|`` reaches the observed one (see the module docstring).
+    and ``weights @ b``. A null draw swaps the rows of a random subset of queries between A and B
+    (each with probability 1/2): with the signs ``s`` (-1: swapped) the means are ``centre ± shift``,
+    ``centre = (weights @ a + weights @ b) / 2`` and ``shift = Σ_q s_q w_q (a_q - b_q) / 2``. The
+    observed statistic is the draw that swaps nothing, computed the same way as every other.
+
+    Only the ``k`` queries whose rows differ move anything when swapped, so the draws flip those
+    alone: exact over all ``2**k`` sign vectors when that is at most ``n_resamples`` (however many
+    tied queries there are), else ``n_resamples`` random ones. A draw counts when its
+    ``|statistic|`` reaches the observed one within the rounding bound the statistic gives for
+    both: each mean is taken to be off by ``(k + 100)`` ulps of the scale of its inputs
+    (``weights @ (|a| + |b|)``), the error of a sum of ``k`` terms plus that of per-query values
+    equal in exact arithmetic but rounded differently. Statistics that differ by more than that are
+    never taken as tied.
     """
     check_resampling(n_resamples, seed)
-    mean_a, mean_b = weights @ a, weights @ b
-    shift = (b - a) * weights[:, None]
-    observed = float(statistic(mean_a, mean_b))
-    threshold = abs(observed) - _TIE_TOLERANCE * abs(observed)
-    n = len(weights)
-    exact = n < 63 and 2**n <= n_resamples  # (the exact sign vectors are bit patterns of int64 row numbers)
+    differing = np.flatnonzero((a != b).any(axis=1) & (weights != 0))
+    k = differing.size
+    half = (a - b)[differing] * weights[differing, None] / 2
+    centre = (weights @ a + weights @ b) / 2
+    error = (k + _TIE_ULPS) * np.finfo(float).eps * (weights @ (np.abs(a) + np.abs(b)))
+    observed_shift = _shifts(np.ones((1, k)), half)
+    observed, observed_bound = statistic(centre, observed_shift, error)
+    reach = np.abs(observed[0]) - observed_bound[0]
+    exact = k < 63 and 2**k <= n_resamples  # (the exact sign vectors are bit patterns of int64 row numbers)
     count = 0
-    with single_threaded_blas():
-        for swaps in _swap_chunks(n, n_resamples, np.random.default_rng(seed), exact):
-            moved = swaps @ shift
-            count += int(np.count_nonzero(np.abs(statistic(mean_a + moved, mean_b - moved)) >= threshold))
-    p_value = count / 2**n if exact else (count + 1) / (n_resamples + 1)
-    return RandomizationTest(min(1.0, p_value), observed, 2**n if exact else int(n_resamples), exact, int(seed))
-
-
-def mean_difference(mean_a: np.ndarray, mean_b: np.ndarray) -> np.ndarray:
-    """The statistic of the paired tests: mean of A minus mean of B (first column)."""
-    return (mean_a - mean_b)[..., 0]
+    for signs in _sign_chunks(k, n_resamples, np.random.default_rng(seed), exact):
+        value, bound = statistic(centre, _shifts(signs, half), error)
+        count += int(np.count_nonzero(np.abs(value) + bound >= reach))
+    p_value = count / 2**k if exact else (count + 1) / (n_resamples + 1)
+    return RandomizationTest(min(1.0, p_value), float(observed[0]), 2**k if exact else int(n_resamples), exact,
+                             int(seed))
 
 
 def paired_randomization_test(a: ArrayLike, b: ArrayLike, *, n_resamples: int = 9999,

@@ -90,7 +90,7 @@ def benchmark_paired_test(per_task_a: Sequence[ArrayLike], per_task_b: Sequence[
     1/2 -- one sign per query of every task, all tasks in the same draw (the model labels are
     exchangeable query by query) -- and recomputes :math:`t` with the same per-task weights
     :math:`1 / (T n_t)`. p as in :func:`~airbench_mteb.metrics.significance.paired_randomization_test`,
-    exact over all :math:`2^{\sum n_t}` sign vectors when that is at most ``n_resamples``.
+    exact over all :math:`2^k` sign vectors of the ``k`` queries that differ when that is at most ``n_resamples``.
     """
     tasks_a, tasks_b = _tasks(per_task_a, "per_task_a"), _tasks(per_task_b, "per_task_b")
     if len(tasks_a) != len(tasks_b):
@@ -167,6 +167,28 @@ def _delta_difference(means: np.ndarray, other: np.ndarray) -> np.ndarray:
     return _relative_delta(means[..., 0], means[..., 1]) - _relative_delta(other[..., 0], other[..., 1])
 
 
+def _delta_with_bound(means: np.ndarray, error: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Δ of (human, llm) means each off by at most ``error``, and a bound on Δ's resulting error.
+
+    Per-query metric values are >= 0, so a mean within its error of 0 is 0 exactly (Δ's 0 / 0 case,
+    not ±200). Δ = 200 (h - l) / (h + l) moves by at most 400 (|l| e_h + |h| e_l) / (h + l)^2 to first
+    order; twice that is the bound.
+    """
+    human, llm = (np.where(np.abs(means[..., i]) <= error[i], 0.0, means[..., i]) for i in (0, 1))
+    total = human + llm
+    spread = np.abs(llm) * error[0] + np.abs(human) * error[1]
+    bound = np.divide(800 * spread, total**2, out=np.zeros(np.shape(total)), where=total != 0)
+    return _relative_delta(human, llm), bound
+
+
+def _swapped_delta_difference(centre: np.ndarray, shift: np.ndarray,
+                              error: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Δ_A - Δ_B of the swap test's means (A: centre + shift, B: centre - shift) and its rounding bound."""
+    (delta_a, bound_a), (delta_b, bound_b) = (_delta_with_bound(centre + shift, error),
+                                              _delta_with_bound(centre - shift, error))
+    return delta_a - delta_b, bound_a + bound_b
+
+
 def _bias_pairs(human_a: ArrayLike, llm_a: ArrayLike, human_b: ArrayLike,
                 llm_b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Two models' (human, llm) per-query columns over the same queries."""
@@ -189,8 +211,9 @@ def relative_delta_difference_ci(human_a: ArrayLike, llm_a: ArrayLike, human_b: 
 def relative_delta_difference_test(human_a: ArrayLike, llm_a: ArrayLike, human_b: ArrayLike, llm_b: ArrayLike, *,
                                    n_resamples: int = 9999, seed: int = 0) -> RandomizationTest:
     """Two-sided paired permutation test of Δ_A - Δ_B: each null draw swaps the two models' (human, llm)
-    scores of a random half of the queries and recomputes both Δ (exact over all 2^n swaps when 2^n <= n_resamples).
+    scores of a random half of the queries and recomputes both Δ (exact over all 2^k swaps of the k queries whose
+    scores differ between the models when 2^k <= n_resamples; ties judged within the means' rounding, see swap_test).
     """
     pair_a, pair_b = _bias_pairs(human_a, llm_a, human_b, llm_b)
-    return swap_test(pair_a, pair_b, np.full(len(pair_a), 1 / len(pair_a)), _delta_difference,
+    return swap_test(pair_a, pair_b, np.full(len(pair_a), 1 / len(pair_a)), _swapped_delta_difference,
                      n_resamples=n_resamples, seed=seed)
