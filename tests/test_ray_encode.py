@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from airbench_mteb import cli
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.distributed import EncodeSummary, encode_corpora
 from airbench_mteb.models import MINILM
 from airbench_mteb.models.embedding_cache import EmbeddingCacheWarning, forget_loaded_stores
@@ -267,6 +267,15 @@ def test_an_error_in_a_worker_reaches_the_user_as_its_own_one_line_message(
     message = str(caught.value)
     assert "\n" not in message and TASKS[0] in message and "no_such_option" in message
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_gpus_no_node_has_are_a_one_line_error_not_a_silent_wait(ray_head: tuple[str, int], use_mirror: Path,
+                                                                  tmp_path: Path) -> None:
+    # the head has 2 CPUs and no GPU: Ray would keep the actor pending forever
+    with pytest.raises(OptionError, match=r"--gpus-per-worker 0\.5: the Ray cluster's 1 node\(s\) have 0 GPU\(s\), "
+                                          r"room for 0 such worker"):
+        encode_corpora(MINILM, mteb.get_tasks(tasks=TASKS[:1]), ray_address=ray_head[0], cache_root=tmp_path,
+                       gpus_per_worker=0.5)
 
 
 # --------------------------------------------------------------------------- before Ray starts (no cluster)

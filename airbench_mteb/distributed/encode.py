@@ -83,6 +83,26 @@ def _connect(ray_address: str | None) -> bool:
     return True
 
 
+def check_resources(num_workers: int, gpus_per_worker: float) -> None:
+    """Room on the cluster's nodes for every worker's GPUs (a worker's share cannot span nodes): Ray would
+    wait without a word for GPUs no node has, e.g. a fractional GPU on machines without one.
+
+    Raises:
+        OptionError: naming both options and the GPUs of the cluster's nodes.
+    """
+    import ray
+
+    if not gpus_per_worker:
+        return
+    per_node = [float(node["Resources"].get("GPU", 0)) for node in ray.nodes() if node.get("Alive")]
+    room = sum(math.floor(gpus / gpus_per_worker + 1e-9) for gpus in per_node)
+    if room < num_workers:
+        gpus = ", ".join(f"{count:g}" for count in per_node)
+        raise OptionError(f"--num-workers {num_workers} with --gpus-per-worker {gpus_per_worker:g}: the Ray cluster's "
+                          f"{len(per_node)} node(s) have {gpus} GPU(s), room for {room} such worker(s); Ray would "
+                          "wait for them forever (use --gpus-per-worker 0 to encode on CPUs)")
+
+
 def _read_back(batches: Iterable[dict[str, np.ndarray]], sources: Sequence[CorpusSource], root: Path
                ) -> tuple[int, int, int]:
     """Documents, encoded and stored-and-readable counts of the finished ranges, as they arrive.
@@ -128,7 +148,8 @@ def encode_corpora(model_name: str, tasks: Sequence[AbsTask], *, ray_address: st
             ``{"model_kwargs": {"torch_dtype": "float16"}}``; the later run must load it the same way.
 
     Raises:
-        OptionError: an option out of range, or a model that makes no dense vectors.
+        OptionError: an option out of range, a model that makes no dense vectors, or more GPUs per worker
+            than the cluster's nodes have.
         SettingsError: a cache that is switched off or not a writable folder.
         DatasetError: a worker's error (its own message, in one line).
     """
@@ -142,6 +163,7 @@ def encode_corpora(model_name: str, tasks: Sequence[AbsTask], *, ray_address: st
 
     started_ray = _connect(ray_address)
     try:
+        check_resources(num_workers, gpus_per_worker)
         sources = corpus_sources(tasks)
         work = row_ranges(sources, rows_per_block)
         started = time.perf_counter()
