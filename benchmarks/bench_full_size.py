@@ -1,0 +1,241 @@
+"""AIR-Bench's ``qa_msmarco_en`` at its real size, end to end: BM25, the dense path, and the top-k merge.
+
+The synthetic mirror (:mod:`msmarco_mirror`) has the real task's shape by default: 8,872,840 passages,
+6,319 dev queries, searched to depth 1,000. Each stage runs in a fresh process (caches shared, as a
+user's later runs share them) and prints its wall time and peak memory (the process's VmHWM):
+
+* ``bm25``: ``airbench-mteb run -m airbench-mteb/bm25`` on the dev split (load, index, search, scoring);
+* ``dense``: ``mteb.evaluate`` of a dense model through the plugin (length-ordered encoding, top k merged
+  on the model's device): on a GPU the random-weight BERT-base of ``bench_dense_floor.py``, on a CPU a
+  stand-in (feature hashing of words into 256 dimensions: it measures the pipeline, not a model);
+* ``merge``: the per-chunk top-k merge alone, on the same vectors (random unit vectors, 64 dimensions,
+  chunks of 50,000 passages: MTEB's default): MTEB's ``chunked_full_corpus_search`` (per-chunk
+  ``torch.topk`` then a Python heap per query) on ``--mteb-chunks`` chunks, against the plugin's
+  :class:`~airbench_mteb.models.topk_search.TopKMerge` on the same chunks; their results are checked
+  equal, and the ratio is MTEB's time per chunk over the plugin's.
+
+``--docs`` and ``--queries`` scale it down (run here on a 2-core machine at reduced size). Run:
+``python benchmarks/bench_full_size.py [--docs N] [--queries N] [--steps bm25 dense merge] [--mteb-chunks 2]
+[--keep DIR]``; the last line is ``full_size_bm25_s=... merge_ratio_vs_mteb=...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from msmarco_mirror import TASK, write_mirror
+
+DOCUMENTS, QUERIES, DEPTH = 8_872_840, 6_319, 1000
+MTEB_CHUNK = 50_000  # SearchEncoderWrapper's corpus_chunk_size
+MERGE_DIMENSION = 64
+STEPS = ("bm25", "dense", "merge")
+
+
+def _vm_hwm_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def hashing_stand_in() -> Any:
+    """Words hashed (CRC-32) into 256 counts, L2-normalised, one numpy pass per batch: a CPU stand-in encoder."""
+    from mteb.models import ModelMeta
+    from mteb.models.abs_encoder import AbsEncoder
+    from mteb.models.model_meta import ScoringFunction
+
+    class HashingStandIn(AbsEncoder):
+        dim = 256
+
+        def __init__(self) -> None:
+            self.mteb_model_meta = ModelMeta.create_empty(overwrites={
+                "name": "benchmark/hashing-stand-in-256", "revision": "1", "framework": ["NumPy"],
+                "reference": None, "similarity_fn_name": ScoringFunction.COSINE})
+
+        def encode(self, inputs: Any, **kwargs: Any) -> np.ndarray:
+            blocks = []
+            for batch in inputs:
+                split = [text.lower().split() for text in batch["text"]]
+                buckets = np.fromiter((zlib.crc32(word.encode()) for words in split for word in words), np.int64)
+                rows = np.repeat(np.arange(len(split)), [len(words) for words in split])
+                vectors = np.zeros((len(split), self.dim), dtype=np.float32)
+                np.add.at(vectors, (rows, buckets % self.dim), 1.0)
+                blocks.append(vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9))
+            return np.concatenate(blocks) if blocks else np.zeros((0, self.dim), dtype=np.float32)
+
+    return HashingStandIn()
+
+
+def _dense_model(work: Path) -> Any:
+    import torch
+
+    if not torch.cuda.is_available():
+        return hashing_stand_in()
+    from bench_dense_floor import build_model
+
+    from airbench_mteb.models.local import local_model_meta
+
+    folder = work / "bert-base-random"
+    build_model(folder)
+    return local_model_meta(folder).load_model()
+
+
+# ----------------------------------------------------------------------------- stages (child processes)
+
+def _bm25(out: Path) -> dict:
+    from airbench_mteb.cli import main as cli_main
+
+    results = out.parent / "bm25-results"
+    code = cli_main(["run", "-m", "airbench-mteb/bm25", "-t", TASK, "--eval-splits", "dev", "--output-folder",
+                     str(results), "--overwrite-strategy", "always", "--no-ci"])
+    if code:
+        raise SystemExit(code)
+    scores = json.loads(next(results.rglob(f"{TASK}.json")).read_text())["scores"]["dev"][0]
+    return {"ndcg_at_10": scores["ndcg_at_10"]}
+
+
+def _dense(out: Path) -> dict:
+    import mteb
+
+    import airbench_mteb  # noqa: F401  (registers the tasks when the start-up hook is off)
+
+    model = _dense_model(out.parent)
+    result = mteb.evaluate(model, mteb.get_tasks(tasks=[TASK], eval_splits=["dev"]), cache=None,
+                           overwrite_strategy="always", show_progress_bar=False)
+    return {"ndcg_at_10": result.task_results[0].get_score(), "model": str(model.mteb_model_meta.name)}
+
+
+def _merge(out: Path, queries: int, mteb_chunks: int) -> dict:
+    """MTEB's merge and the plugin's on the same chunks of scores; seconds per chunk of each, results checked equal."""
+    import pyarrow as pa
+    import torch
+    from datasets import Dataset
+    from mteb import TaskMetadata
+    from mteb.models.search_wrappers import chunked_full_corpus_search
+
+    from airbench_mteb.models.topk_search import TopKMerge, id_ranks, scores_of
+
+    generator = torch.Generator().manual_seed(0)
+
+    def unit(rows: int) -> torch.Tensor:
+        vectors = torch.randn(rows, MERGE_DIMENSION, generator=generator)
+        return vectors / vectors.norm(dim=1, keepdim=True)
+
+    query_vectors = unit(queries)
+    chunks = [unit(MTEB_CHUNK) for _ in range(mteb_chunks)]
+    ids = [f"doc{n}" for n in range(MTEB_CHUNK * mteb_chunks)]
+    corpus = Dataset.from_dict({"id": ids, "text": [""] * len(ids)})
+    chunk_scores = [query_vectors @ chunk.T for chunk in chunks]  # both merges take these very scores
+    served = iter(range(mteb_chunks))
+
+    metadata = TaskMetadata(
+        name="MergeBenchmark", description="scores served per chunk", reference=None,
+        dataset={"path": "local/merge", "revision": "0"}, type="Retrieval", category="t2t", modalities=["text"],
+        eval_splits=["dev"], eval_langs=["eng-Latn"], main_score="ndcg_at_10", date=None, domains=None,
+        task_subtypes=None, license=None, annotations_creators=None, dialect=None, sample_creation=None,
+        bibtex_citation="")
+    started = time.perf_counter()
+    heaps = chunked_full_corpus_search(
+        task_corpus=corpus, corpus_chunk_size=MTEB_CHUNK, query_idx_to_id={q: f"q{q}" for q in range(queries)},
+        query_embeddings=query_vectors, task_metadata=metadata, hf_subset="default", hf_split="dev", top_k=DEPTH,
+        encode_kwargs={"show_progress_bar": False}, encode_fn=lambda loader, **_: next(served),
+        similarity_fn=lambda _queries, chunk: chunk_scores[chunk], search_k_offset=1)
+    mteb_per_chunk = (time.perf_counter() - started) / mteb_chunks
+
+    sorted_ids, ranks = id_ranks(corpus)
+    ranks = torch.as_tensor(ranks)
+    merge = TopKMerge(queries, DEPTH, MTEB_CHUNK, torch.device("cpu"))
+    started = time.perf_counter()
+    for number, scores in enumerate(chunk_scores):
+        merge.add(scores, ranks[number * MTEB_CHUNK:(number + 1) * MTEB_CHUNK])
+    best = merge.best()
+    ours_per_chunk = (time.perf_counter() - started) / mteb_chunks
+
+    doc_ids = sorted_ids.take(pa.array((best & 0xFFFFFFFF).numpy().ravel())).to_pylist()
+    our_scores = scores_of(best).tolist()
+    equal = all(
+        sorted(heaps[f"q{q}"], reverse=True) == list(zip(our_scores[q], doc_ids[q * DEPTH:(q + 1) * DEPTH], strict=True))
+        for q in range(queries))
+    return {"mteb_s_per_chunk": mteb_per_chunk, "plugin_s_per_chunk": ours_per_chunk, "equal": equal,
+            "chunks": mteb_chunks, "queries": queries}
+
+
+def _child(step: str, out: Path, queries: int, mteb_chunks: int) -> None:
+    import datasets
+
+    datasets.disable_progress_bars()
+    started = time.perf_counter()
+    detail = {"bm25": lambda: _bm25(out), "dense": lambda: _dense(out),
+              "merge": lambda: _merge(out, queries, mteb_chunks)}[step]()
+    out.write_text(json.dumps({"seconds": time.perf_counter() - started, "peak_mb": _vm_hwm_mb(), **detail}))
+
+
+# ----------------------------------------------------------------------------- parent
+
+def measure(step: str, mirror: Path, work: Path, queries: int, mteb_chunks: int) -> dict:
+    out = work / f"{step}.json"
+    env = {**os.environ, "AIRBENCH_MTEB_DATA_DIR": str(mirror), "HF_DATASETS_CACHE": str(work / "hf"),
+           "AIRBENCH_MTEB_EMBEDDING_CACHE": "off", "MTEB_CACHE": str(work / "mteb"),
+           "AIRBENCH_MTEB_CACHE": str(work / "plugin-cache"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, __file__, "--child", step, str(out), str(queries), str(mteb_chunks)],
+                   env=env, check=True)
+    return {**json.loads(out.read_text()), "wall_s": time.perf_counter() - started}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=DOCUMENTS, help=f"passages (default {DOCUMENTS:,}, the real size)")
+    parser.add_argument("--queries", type=int, default=QUERIES, help=f"dev queries (default {QUERIES:,})")
+    parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
+    parser.add_argument("--mteb-chunks", type=int, default=2, help="chunks of 50,000 MTEB's merge is timed on")
+    parser.add_argument("--keep", type=Path, default=None, help="build the mirror here and keep it (reused later)")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child[0], Path(args.child[1]), int(args.child[2]), int(args.child[3]))
+        return
+    figures: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="bench_full_size_") as tmp:
+        root = args.keep or Path(tmp)
+        mirror, work = root / f"mirror-{args.docs}-{args.queries}", root / "work"
+        started = time.perf_counter()
+        if {"bm25", "dense"} & set(args.steps) and not (mirror / "complete").is_file():
+            shutil.rmtree(mirror, ignore_errors=True)
+            write_mirror(mirror, args.docs, args.queries)
+            (mirror / "complete").touch()
+        print(f"{args.docs:,} passages, {args.queries:,} queries, depth {DEPTH:,}: mirror ready in "
+              f"{time.perf_counter() - started:.1f} s", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        for step in (s for s in STEPS if s in args.steps):
+            figures[step] = f = measure(step, mirror, work, args.queries, args.mteb_chunks)
+            extra = {k: v for k, v in f.items() if k not in ("seconds", "peak_mb", "wall_s")}
+            print(f"  {step:<6} {f['wall_s']:8.1f} s whole process ({f['seconds']:.1f} s after start-up), "
+                  f"peak memory {f['peak_mb']:,.0f} MB   {extra}", flush=True)
+    merge = figures.get("merge")
+    if merge is not None:
+        print(f"merge per chunk of {MTEB_CHUNK:,} at {merge['queries']:,} queries x depth {DEPTH:,}: MTEB "
+              f"{merge['mteb_s_per_chunk']:.2f} s, plugin {merge['plugin_s_per_chunk']:.3f} s; results equal: "
+              f"{merge['equal']}")
+    bm25 = f"{figures['bm25']['wall_s']:.1f}" if "bm25" in figures else "n/a"
+    ratio = f"{merge['mteb_s_per_chunk'] / merge['plugin_s_per_chunk']:.1f}" if merge else "n/a"
+    print(f"full_size_bm25_s={bm25} merge_ratio_vs_mteb={ratio}")
+
+
+if __name__ == "__main__":
+    main()
