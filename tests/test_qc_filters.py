@@ -11,6 +11,7 @@ import asyncio
 import difflib
 import json
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -164,3 +165,35 @@ def test_easy_queries_are_those_above_the_percentile_of_the_recall_similarities(
     assert result.counts["dropped_by"]["easy"] == 2
     # an easy query was judged (the rule needs the judged set), but its labels were never corrected
     assert all(qid not in {d["qid"] for d in result.decisions if d["doc_type"] != "original_positive"} for qid in easy)
+
+
+def test_the_generator_keeps_the_candidates_before_quality_control_as_a_registrable_dataset(tmp_path) -> None:
+    from airbench_mteb.catalog.user import airbench_folder_entry
+    from airbench_mteb.data.airbench_source import mirror_file
+    from tests.test_generation_golden import run_airbench
+
+    def read_jsonl(path: Path) -> list[dict]:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+    out = tmp_path / "out"
+    run_airbench(out)
+    candidates = [row for row in read_jsonl(out / "candidates.jsonl") if row["status"] == "ok"]
+    kept, before = airbench_folder_entry(out), airbench_folder_entry(out / "pre_qc")
+    assert before.task_name == kept.task_name + "_default-pre-qc"
+
+    def split_rows(entry, split: str, location) -> list[dict]:
+        return read_jsonl(mirror_file(Path(entry.data_dir), entry, location(split)))
+
+    queries = {split: {row["id"]: row["text"] for row in split_rows(before, split, before.queries_location)}
+               for split in before.splits}
+    assert {q: t for split in queries.values() for q, t in split.items()} == {c["qid"]: c["query"] for c in candidates}
+    for split in kept.splits:  # a kept query keeps its split
+        assert {row["id"] for row in split_rows(kept, split, kept.queries_location)} <= set(queries[split])
+    labels = {(row["qid"], row["docid"]): row["relevance"]
+              for split in before.splits for row in split_rows(before, split, before.qrels_location)}
+    expected = {(c["qid"], c["positive_id"]): 1 for c in candidates}
+    expected.update({(c["qid"], f"hn-{c['index']}-{j}"): 0 for c in candidates for j in range(len(c["hard_negatives"]))})
+    assert labels == expected
+    corpus = {row["id"] for row in read_jsonl(mirror_file(Path(before.data_dir), before, before.corpus_location()))}
+    assert {doc for _, doc in expected} <= corpus and before.size.corpus >= kept.size.corpus
+    assert not (out / "pre_qc" / "beir").exists()

@@ -31,13 +31,17 @@ from airbench_mteb.generation.airbench.corpus import (
     split_long_document,
 )
 from airbench_mteb.generation.airbench.output import (
+    PRE_QC_FOLDER,
     catalog_entry,
     distributions,
+    pre_qc_dataset,
+    pre_qc_splits,
     split_queries,
     write_card,
     write_dataset,
 )
 from airbench_mteb.generation.airbench.qc import (
+    LabelledQueries,
     LLMJudge,
     QCInput,
     QCResult,
@@ -162,16 +166,19 @@ class AirBenchPipeline:
         started = self._lap("load_qc_models", started)
         result = await QualityControl(judge, recall, rerankers, c.qc, show_progress=self.show_progress).run(data)
         started = self._lap("quality_control", started)
-        entry = self._write(corpus, candidates, result, recall.name, [r.name for r in rerankers], judge.name)
+        entry, pre_qc = self._write(corpus, candidates, result, data.labelled(), recall.name,
+                                    [r.name for r in rerankers], judge.name)
         self._lap("write", started)
         with atomic_write(self.out / "run_account.json") as handle:
             json.dump({**self.client.account.as_dict(), "stage_seconds": self.stage_seconds}, handle, indent=1)
-        return self._summary(entry, candidates, result)
+        return self._summary(entry, pre_qc, candidates, result)
 
-    def _summary(self, entry: dict[str, Any], candidates: list[Candidate], result: QCResult) -> GenerationSummary:
+    def _summary(self, entry: dict[str, Any], pre_qc: dict[str, Any], candidates: list[Candidate],
+                 result: QCResult) -> GenerationSummary:
         outcomes = {"made": sum(r.ok for r in candidates), "dropped": sum(not r.ok for r in candidates)}
         return GenerationSummary(family="AIR-Bench", root=self.out, files=published_files(self.out),
                                  counts={"queries": dict(entry["size"]["queries"]),
+                                         "pre_qc_queries": dict(pre_qc["size"]["queries"]),
                                          "corpus": {"documents": entry["size"]["corpus"]},
                                          "candidates": outcomes,
                                          "quality_control_dropped": dict(result.counts["dropped_by"])},
@@ -189,15 +196,21 @@ class AirBenchPipeline:
         self._lap("candidates", started)
         return await self.finish(corpus, candidates)
 
-    def _write(self, corpus: PreparedCorpus, candidates: list[Candidate], result: QCResult, recall: str,
-               rerankers: list[str], judge: str) -> dict[str, Any]:
-        """Write the dataset, its logs and card; returns the catalog entry written."""
+    def _write(self, corpus: PreparedCorpus, candidates: list[Candidate], result: QCResult, before: LabelledQueries,
+               recall: str, rerankers: list[str], judge: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Write the dataset, the candidates ``before`` quality control (``pre_qc/``), the logs and card; returns
+        the two catalog entries written."""
         c = self.config
+        release_date = c.release_date or date.today().isoformat()
         splits = split_queries(list(result.queries), c.task_type, c.seed, c.long_doc_split)
         entry = catalog_entry(task_type=c.task_type, domain=c.domain, language=c.language, dataset=c.dataset,
                               version=c.version, source_name=corpus.source, source_url=c.source_url,
-                              source_license=c.source_license, release_date=c.release_date or date.today().isoformat(),
-                              result=result, splits=splits)
+                              source_license=c.source_license, release_date=release_date, result=result, splits=splits)
+        before_splits = pre_qc_splits(splits, list(before.queries), c.task_type, c.seed, c.long_doc_split)
+        pre_qc = catalog_entry(task_type=c.task_type, domain=c.domain, language=c.language,
+                               dataset=pre_qc_dataset(c.dataset), version=c.version, source_name=corpus.source,
+                               source_url=c.source_url, source_license=c.source_license, release_date=release_date,
+                               result=before, splits=before_splits)
         write_jsonl(self.out / "candidates.jsonl", (r.output_row() for r in candidates))
         write_jsonl(self.out / "qc_decisions.jsonl", result.decisions)
         if not result.queries:  # no split to register or evaluate: say why instead of writing an unusable dataset
@@ -207,8 +220,7 @@ class AirBenchPipeline:
                 + f"); the reasons are in {self.out / 'qc_decisions.jsonl'}: loosen the query filters "
                 "(QCSettings) or the judge's positive levels")
         write_dataset(self.out, entry, result, splits)
-        with atomic_write(self.out / "catalog_entry.json") as handle:
-            json.dump(entry, handle, indent=1, ensure_ascii=False)
+        write_dataset(self.out / PRE_QC_FOLDER, pre_qc, before, before_splits, beir=False)
         dropped: dict[str, int] = {}
         for record in candidates:
             if not record.ok:
@@ -235,10 +247,12 @@ class AirBenchPipeline:
                                                   "easy_percentile": c.qc.easy_percentile}},
             "qc_counts": result.counts,
             "splits": {s: len(q) for s, q in splits.items()},
+            "pre_qc": {"folder": PRE_QC_FOLDER, "dataset": pre_qc["dataset"],
+                       "splits": {s: len(q) for s, q in before_splits.items()}},
             "distributions": distributions(candidates, set(result.queries)),
         }
         write_card(self.out / "README.md", card, entry)
-        return entry
+        return entry, pre_qc
 
     def close(self) -> None:
         self.journal.close()

@@ -2,30 +2,38 @@
 
 ``<out>`` is itself a mirror root (``AIRBENCH_MTEB_DATA_DIR``): the files sit where
 ``airbench_mteb.data.airbench_source`` reads a hub dataset, under the version name ``custom``.
+
+``<out>/pre_qc/`` is the same kind of folder for the candidates before quality control (each query with its
+original positive and its own hard negatives, the corpus with every generated hard negative), dataset
+``<dataset>-pre-qc``: ``register-dataset <out>/pre_qc`` makes it a task beside the kept set's, to compare
+scores with and without quality control (AIR-Bench section 4.1's ablation).
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from airbench_mteb.catalog import AirBenchEntry
+from airbench_mteb.catalog.user import AIRBENCH_ENTRY_FILE
 from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.data.beir_folder import write_beir_folder
 from airbench_mteb.data.dataset_card import write_dataset_card
-from airbench_mteb.data.files import write_jsonl
+from airbench_mteb.data.files import atomic_write, write_jsonl
 from airbench_mteb.data.languages import eval_language
 from airbench_mteb.data.retrieval_data import Document, RetrievalData
 from airbench_mteb.generation.airbench.corpus import text_length
-from airbench_mteb.generation.airbench.qc import QCResult
+from airbench_mteb.generation.airbench.qc import LabelledQueries
 from airbench_mteb.generation.airbench.records import Candidate
 
 MTEB_DOMAINS = {"arxiv": "Academic", "science": "Academic", "book": "Non-fiction", "finance": "Financial",
                 "healthcare": "Medical", "law": "Legal", "news": "News", "web": "Web", "msmarco": "Web",
                 "wiki": "Encyclopaedic"}
 DEV_SHARE = 0.2  # Appendix A.4: dev:test = 1:4 for QA
+PRE_QC_FOLDER = "pre_qc"
 
 
 def split_queries(qids: list[str], task_type: str, seed: int, long_doc_split: str = "test") -> dict[str, list[str]]:
@@ -40,9 +48,23 @@ def split_queries(qids: list[str], task_type: str, seed: int, long_doc_split: st
     return {split: qids for split, qids in splits.items() if qids}  # a split without queries is no split
 
 
+def pre_qc_dataset(dataset: str) -> str:
+    """The pre-QC set's dataset name: its task is the kept set's task with ``_<dataset>-pre-qc``."""
+    return f"{dataset}-pre-qc"
+
+
+def pre_qc_splits(splits: dict[str, list[str]], qids: list[str], task_type: str, seed: int,
+                  long_doc_split: str = "test") -> dict[str, list[str]]:
+    """The pre-QC splits: a kept query stays in its split and the dropped ones are split as the kept ones were,
+    so each pre-QC split holds the kept split of that name."""
+    kept = {q for members in splits.values() for q in members}
+    dropped = split_queries([q for q in qids if q not in kept], task_type, seed, long_doc_split)
+    return {split: sorted([*splits.get(split, []), *dropped.get(split, [])]) for split in sorted({*splits, *dropped})}
+
+
 def catalog_entry(*, task_type: str, domain: str, language: str, dataset: str, version: str, source_name: str,
                   source_url: str, source_license: str, release_date: str,
-                  result: QCResult, splits: dict[str, list[str]]) -> dict[str, Any]:
+                  result: LabelledQueries, splits: dict[str, list[str]]) -> dict[str, Any]:
     """An entry in the format of ``catalog/airbench.json``."""
     labels, sizes = {}, {}
     for split, qids in splits.items():
@@ -64,9 +86,10 @@ def catalog_entry(*, task_type: str, domain: str, language: str, dataset: str, v
             "size": {"corpus": len(result.corpus), "queries": sizes}, "labels": labels, "avg_tokens": avg_tokens}
 
 
-def write_dataset(out: Path, entry_data: dict[str, Any], result: QCResult,
-                  splits: dict[str, list[str]]) -> dict[str, Path]:
-    """Write the mirror-layout files and the BEIR folder; return where each part went."""
+def write_dataset(out: Path, entry_data: dict[str, Any], result: LabelledQueries, splits: dict[str, list[str]],
+                  *, beir: bool = True) -> dict[str, Path]:
+    """Write the mirror-layout files, the catalog entry and (with ``beir``) the BEIR folder; return where each
+    part went."""
     entry = AirBenchEntry(**{**entry_data, "mteb_domains": tuple(entry_data["mteb_domains"]),
                              "splits": tuple(entry_data["splits"])})
     written = {"corpus": mirror_file(out, entry, entry.corpus_location())}
@@ -81,8 +104,11 @@ def write_dataset(out: Path, entry_data: dict[str, Any], result: QCResult,
         beir_splits[split] = RetrievalData(corpus={i: Document(t) for i, t in result.corpus.items()},
                                            queries={q: result.queries[q] for q in qids},
                                            qrels={q: result.qrels[q] for q in qids})
-    if beir_splits:
+    if beir and beir_splits:
         written["beir"] = write_beir_folder(beir_splits, out / "beir")
+    written["entry"] = out / AIRBENCH_ENTRY_FILE
+    with atomic_write(written["entry"]) as handle:
+        json.dump(entry_data, handle, indent=1, ensure_ascii=False)
     return written
 
 
@@ -122,6 +148,11 @@ def write_card(path: Path, card: dict[str, Any], entry: dict[str, Any]) -> None:
         "Files: `AIR-Bench/...` (AIR-Bench hub layout; use this folder as `--data-dir`), `beir/` (BEIR layout),",
         "`candidates.jsonl` (every generated item, with its attributes or the reason it was dropped),",
         "`qc_decisions.jsonl` (one line per quality-control decision), `catalog_entry.json`.",
+        "",
+        (f"`{PRE_QC_FOLDER}/` holds the candidates before quality control ({counts['before']['queries']} queries, each "
+         "with its original positive and its own hard negatives; a kept query keeps its split), laid out like this "
+         f"folder as dataset `{pre_qc_dataset(entry['dataset'])}`: `airbench-mteb register-dataset OUT/{PRE_QC_FOLDER}` "
+         "makes it a task, to compare scores with and without quality control."),
         "",
     ]
     rows = entry["size"]["corpus"] + sum(entry["size"]["queries"].values())
