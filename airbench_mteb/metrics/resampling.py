@@ -43,7 +43,7 @@ class Resampling:
 
 
 # The interval settings a results row was asked for, kept with it so a rerun into the same folder can compare.
-CI_SETTINGS = "ci_settings"
+CI_SETTINGS = "interval_settings"  # not ci_*: those keys exist only where intervals do
 
 
 def settings_label(resampling: Resampling | None) -> str:
