@@ -144,10 +144,11 @@ class Side:
     run: dict[str, dict[str, float]]
     seconds: float
     peak_mb: float
+    cpu_seconds: float  # user + system time of the processes and the children they waited for
 
 
-def _measured(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall time and peak RSS (MB) of one whole child process; its output goes to a log on failure only."""
+def _measured(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall time, peak RSS (MB) and CPU time of one whole child process; its output goes to a log on failure only."""
     start = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = process.stdout.read()
@@ -157,7 +158,7 @@ def _measured(command: list[str], env: dict[str, str] | None = None) -> tuple[fl
     if process.returncode:
         raise SystemExit(f"bench_bm25_lucene: {' '.join(command[:4])} ... failed ({process.returncode}):\n"
                          f"{output[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def run_pyserini(python: str, folder: Path, language: str, *, index_threads: int = 1, search_threads: int = 16) -> Side:
@@ -166,11 +167,11 @@ def run_pyserini(python: str, folder: Path, language: str, *, index_threads: int
     env = {**os.environ, "JAVA_HOME": os.environ.get("JAVA_HOME", JAVA_HOME)}
     index, run_file = folder / "lucene-index", folder / "pyserini.run"
     shutil.rmtree(index, ignore_errors=True)
-    index_seconds, index_peak = _measured(
+    index_seconds, index_peak, index_cpu = _measured(
         [python, "-m", "pyserini.index.lucene", "--language", language, "--collection", "JsonCollection",
          "--input", str(folder / "corpus"), "--index", str(index), "--generator", "DefaultLuceneDocumentGenerator",
          "--threads", str(index_threads), "--optimize"], env)
-    search_seconds, search_peak = _measured(
+    search_seconds, search_peak, search_cpu = _measured(
         [python, "-m", "pyserini.search.lucene", "--language", language, "--index", str(index),
          "--topics", str(folder / "queries.tsv"), "--output", str(run_file), "--bm25",
          "--hits", str(HITS), "--batch-size", "128", "--threads", str(search_threads)], env)
@@ -178,14 +179,14 @@ def run_pyserini(python: str, folder: Path, language: str, *, index_threads: int
     for line in run_file.read_text(encoding="utf-8").splitlines():
         query, _, doc, _rank, score, _ = line.split(" ")
         run.setdefault(query, {})[doc] = float(score)
-    return Side(run, index_seconds + search_seconds, max(index_peak, search_peak))
+    return Side(run, index_seconds + search_seconds, max(index_peak, search_peak), index_cpu + search_cpu)
 
 
 def run_plugin(model: str, folder: Path, language: str) -> Side:
     out = folder / f"{model.replace('/', '__')}.json"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    seconds, peak = _measured([sys.executable, __file__, "--child", model, str(folder), language, str(out)], env)
-    return Side(json.loads(out.read_text(encoding="utf-8")), seconds, peak)
+    seconds, peak, cpu = _measured([sys.executable, __file__, "--child", model, str(folder), language, str(out)], env)
+    return Side(json.loads(out.read_text(encoding="utf-8")), seconds, peak, cpu)
 
 
 def _child(model_name: str, folder: Path, language: str, out: Path) -> None:
