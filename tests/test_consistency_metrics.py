@@ -14,6 +14,7 @@ from airbench_mteb.metrics.consistency import (
     rank_agreement,
     spearman_rho,
     subset_agreement,
+    tied_resamples,
 )
 
 # seed 002's MS MARCO table: 17 models, human (raw) and generated scores
@@ -84,6 +85,25 @@ def test_bootstrap_intervals_equal_a_straightforward_recomputation_with_the_same
         bca = agreement_intervals(generated, human, n_resamples=resamples, seed=seed)[name]
         assert bca.method == "BCa"
         assert [bca.low, bca.high] == pytest.approx(_bca(estimate, draws, jackknife, 0.95), abs=1e-12)
+
+
+def test_draws_that_tie_every_model_are_counted_and_left_out_of_the_interval() -> None:
+    # three models that differ on 2 of 12 generated queries only: a draw that misses both ties them all
+    generated = np.tile([[0.5, 0.5, 0.5]], (12, 1))
+    generated[0] = [0.9, 0.6, 0.1]
+    generated[1] = [0.8, 0.2, 0.4]
+    human = _scores(5, 30, [0.5, 0.4, 0.3], 0.2)
+    seed, resamples = 3, 400
+    rng = np.random.default_rng(seed)
+    g_rows = rng.integers(0, 12, size=(resamples, 12))
+    h_rows = rng.integers(0, 30, size=(resamples, 30))
+    draws = np.array([spearmanr(generated[g].mean(axis=0), human[h].mean(axis=0)).statistic
+                      if np.ptp(generated[g].mean(axis=0)) else np.nan for g, h in zip(g_rows, h_rows, strict=True)])
+    undefined = int(np.isnan(draws).sum())
+    assert undefined > 0
+    assert tied_resamples(generated, human, n_resamples=resamples, seed=seed) == undefined
+    interval = agreement_intervals(generated, human, method="percentile", n_resamples=resamples, seed=seed)["spearman"]
+    assert [interval.low, interval.high] == pytest.approx(list(np.quantile(draws[~np.isnan(draws)], [0.025, 0.975])))
 
 
 def test_subset_agreement_draws_documented_subsets_and_keeps_a_clear_ranking() -> None:

@@ -31,6 +31,7 @@ Intervals (``level`` = 1 - 2α):
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -194,8 +195,14 @@ def _as_strata(strata: Sequence[ArrayLike]) -> list[np.ndarray]:
 
 def _interval(estimate: float, distribution: np.ndarray, jackknife: Sequence[np.ndarray], level: float,
               method: Method, n_resamples: int, seed: int) -> ConfidenceInterval:
-    """The interval read off a bootstrap distribution: BCa's levels where asked and defined, else percentile's."""
+    """The interval read off a bootstrap distribution: BCa's levels where asked and defined, else percentile's.
+
+    A statistic undefined in some resamples (a rank correlation of models that all tie there) is read off the
+    resamples where it is defined; undefined in all of them, the interval is (nan, nan)."""
     alpha = (1 - level) / 2
+    distribution = distribution[np.isfinite(distribution)]
+    if not distribution.size:
+        return ConfidenceInterval(estimate, math.nan, math.nan, level, "percentile", int(n_resamples), int(seed))
     levels = _bca_levels(estimate, distribution, jackknife, alpha) if method == "BCa" else None
     used: Method = "percentile" if levels is None else "BCa"
     low, high = np.quantile(distribution, [alpha, 1 - alpha] if levels is None else levels)

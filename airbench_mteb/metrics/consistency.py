@@ -11,7 +11,8 @@ queries give a mean :math:`\rho` of 0.8031, and without quality control :math:`\
   each is a stratum of its own (:func:`~airbench_mteb.metrics.bootstrap.bootstrap_statistic_ci`): a
   draw resamples the generated queries and, independently, the human ones; every model's mean on both
   sets is recomputed from the drawn queries (one draw serves all models, whose per-query vectors are
-  paired), and so are the ranks and the coefficient.
+  paired), and so are the ranks and the coefficient. A draw that ties every model on one set leaves the
+  coefficients undefined; the intervals are read off the other draws (:func:`tied_resamples` counts them).
 - :func:`subset_agreement`: the paper's robustness study -- :math:`\rho` between the human means and
   the models' means on ``resamples`` random subsets of ``sample_size`` generated queries (without
   replacement; every query when the set is smaller).
@@ -34,9 +35,14 @@ from airbench_mteb.metrics.bootstrap import (
     bootstrap_statistic_ci,
     check_resampling,
     query_vector,
+    resampled_means,
 )
 
 MIN_MODELS = 3  # two models always agree or disagree completely: a rank correlation needs three
+# Resampled means carry rounding errors of about 1e-16 (they are sums of centred values), so two models that
+# tie on the drawn queries can differ in the last bits; the vectorised coefficients rank means rounded to
+# this many decimals, so those stay ties (scores are at most 1 in size: far above the error, far below any gap).
+TIE_DECIMALS = 12
 
 
 @dataclass(frozen=True)
@@ -93,8 +99,8 @@ def rank_agreement(first: ArrayLike, second: ArrayLike) -> RankAgreement:
 
 def spearman_rho(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """Spearman's rho over the last axis (models), for every leading index at once: the Pearson correlation of
-    the average ranks. ``nan`` where a row is constant."""
-    first, second = np.broadcast_arrays(first, second)
+    the average ranks (means equal to ``TIE_DECIMALS`` decimals tie). ``nan`` where a row is constant."""
+    first, second = np.broadcast_arrays(np.round(first, TIE_DECIMALS), np.round(second, TIE_DECIMALS))
     x = rankdata(first, axis=-1)
     y = rankdata(second, axis=-1)
     x = x - x.mean(axis=-1, keepdims=True)
@@ -107,7 +113,7 @@ def kendall_tau_b(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     r"""Kendall's tau-b over the last axis (models), for every leading index at once:
     :math:`\tau_b = (C - D) / \sqrt{(P - T_x)(P - T_y)}` over the :math:`P` model pairs, with :math:`T_x`,
     :math:`T_y` the pairs tied in each column. ``nan`` where a row is constant."""
-    first, second = np.broadcast_arrays(first, second)
+    first, second = np.broadcast_arrays(np.round(first, TIE_DECIMALS), np.round(second, TIE_DECIMALS))
     i, j = np.triu_indices(first.shape[-1], k=1)
     dx = np.sign(first[..., i] - first[..., j])
     dy = np.sign(second[..., i] - second[..., j])
@@ -146,6 +152,16 @@ def agreement_intervals(generated: ArrayLike, human: ArrayLike, *, level: float 
     return {name: bootstrap_statistic_ci([first, second], lambda means, statistic=statistic: statistic(*means),
                                          level=level, method=method, n_resamples=n_resamples, seed=seed)
             for name, statistic in STATISTICS.items()}
+
+
+def tied_resamples(generated: ArrayLike, human: ArrayLike, *, n_resamples: int = 9999, seed: int = 0) -> int:
+    """How many of :func:`agreement_intervals`' draws (same seed and sizes) tie every model on one of the sets: there
+    both coefficients are undefined, and the intervals are read off the other draws. Models whose per-query values
+    differ on a few queries only (BM25 at close settings, a tiny set) tie whenever a draw misses those queries."""
+    first, second = _score_matrix(generated, "generated"), _score_matrix(human, "human")
+    check_resampling(n_resamples, seed)
+    means = resampled_means([first, second], n_resamples, seed)
+    return int(np.count_nonzero(np.any([np.ptp(np.round(m, TIE_DECIMALS), axis=-1) == 0 for m in means], axis=0)))
 
 
 def subset_agreement(generated: ArrayLike, human_scores: ArrayLike, *, sample_size: int = 2000,
