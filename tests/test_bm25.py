@@ -332,3 +332,16 @@ def test_a_document_that_cannot_be_analysed_in_a_worker_is_named_in_one_line() -
     corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(5000)], "text": texts})
     with pytest.raises(DatasetError, match=r"^id 'd4500': BM25: the document has no text$"):
         BM25Search(workers=2).index(corpus, **NFCORPUS_COMMON)
+
+
+def test_a_selected_or_filtered_corpus_is_indexed_as_its_rows_not_the_table_under_it() -> None:
+    corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(len(FIVE_DOCUMENTS))], "text": FIVE_DOCUMENTS})
+    common = {"task_metadata": _metadata("BM25TestSelect", ["eng-Latn"], ["test"]), "hf_split": "test",
+              "hf_subset": "default", "encode_kwargs": {}}
+    queries = Dataset.from_dict({"id": ["q"], "text": ["cats on a mat"]})
+    for subset in (corpus.select([3, 0]), corpus.filter(lambda row: row["id"] in {"d0", "d3"})):
+        model, copy = BM25Search(), BM25Search()
+        model.index(subset, **common)
+        copy.index(Dataset.from_dict(subset.to_dict()), **common)  # the same rows in a table of their own
+        assert model._current.doc_ids.to_pylist() == subset["id"]
+        assert model.search(queries, top_k=10, **common) == copy.search(queries, top_k=10, **common)

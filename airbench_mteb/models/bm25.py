@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -167,11 +168,16 @@ def _show_progress(encode_kwargs: Any) -> bool:
 
 
 def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
-    """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow)."""
-    table = getattr(getattr(corpus, "data", None), "table", None)
-    if table is None:
-        table = pa.table({name: corpus[name] for name in corpus.column_names})
-    yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+    """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow).
+
+    A ``datasets.Dataset`` is read through its own Arrow iterator, which follows a ``select`` or ``filter``
+    (an indices mapping over the table) and slices the memory map without a copy where there is none.
+    """
+    if isinstance(corpus, datasets.Dataset):
+        for table in corpus.with_format("arrow").iter(batch_size=_BATCH_ROWS):
+            yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+        return
+    yield from pa.table({name: corpus[name] for name in corpus.column_names}).to_batches(max_chunksize=_BATCH_ROWS)
 
 
 def _positions(doc_ids: pa.ChunkedArray, wanted: list[str]) -> np.ndarray:
