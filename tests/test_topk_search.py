@@ -85,11 +85,31 @@ def test_keys_order_as_score_then_id_rank_and_give_back_the_scores() -> None:
     assert ((keys[0].numpy() & 0xFFFFFFFF) == ranks).all()
 
 
-def test_nan_scores_in_the_top_k_are_refused() -> None:
-    merge = TopKMerge(1, 2, 3, torch.device("cpu"))
-    merge.add(torch.tensor([[0.5, float("nan"), 0.1]]), torch.arange(3))
+@pytest.mark.parametrize("earlier", [[], [0.9, 0.8, 0.7]])
+def test_nan_scores_are_refused(earlier: list[float]) -> None:
+    """In the first chunk and once the running top k is full (a NaN is below no bar)."""
+    merge = TopKMerge(1, 2, torch.device("cpu"))
+    if earlier:
+        merge.add(torch.tensor([earlier]), torch.arange(len(earlier), dtype=torch.int32))
     with pytest.raises(ValueError, match="NaN"):
-        merge.best()
+        merge.add(torch.tensor([[0.1, float("nan"), 0.1]]), torch.arange(3, dtype=torch.int32))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 50])
+def test_the_bar_keeps_exactly_what_keying_every_score_keeps(chunk: int) -> None:
+    """Scores on a coarse grid (many exact ties, -0.0 among them), merged in chunks of several widths, equal
+    one sort of all (score, id rank) pairs, larger first."""
+    rng = np.random.default_rng(chunk)
+    scores = torch.from_numpy((rng.integers(-3, 4, size=(5, 200)) / 2).astype(np.float32))
+    scores[scores == 0] = -0.0 if chunk % 2 else 0.0
+    ranks = torch.from_numpy(rng.permutation(200).astype(np.int32))
+    merge = TopKMerge(5, 20, torch.device("cpu"))
+    for start in range(0, 200, chunk):
+        merge.add(scores[:, start:start + chunk], ranks[start:start + chunk])
+    kept = merge.best()
+    for row in range(5):
+        expected = sorted(zip((scores[row] + 0.0).tolist(), ranks.tolist(), strict=True), reverse=True)[:20]
+        assert list(zip(scores_of(kept[row]).tolist(), (kept[row] & 0xFFFFFFFF).tolist(), strict=True)) == expected
 
 
 def test_same_results_as_mteb_search_on_the_same_vectors() -> None:
@@ -126,8 +146,8 @@ def test_chunk_size_fills_the_memory_share() -> None:
     queries, depth, dimension = 6319, 1000, 768
     free = 8 * 2**30
     chunk = chunk_size_for(free, queries, depth, dimension, documents=10**9)
-    per_document = queries * 24 + dimension * 8
-    used = chunk * per_document + queries * depth * 16
+    per_document = queries * 12 + dimension * 8
+    used = chunk * per_document + queries * depth * 24
     assert used <= free * MEMORY_SHARE < used + per_document
     assert chunk_size_for(free, queries, depth, dimension, documents=1000) == 1000
     assert chunk_size_for(1, queries, depth, dimension, documents=1000) == 1

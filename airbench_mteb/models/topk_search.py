@@ -60,11 +60,12 @@ def available_bytes(device: Any) -> int:
 def chunk_size_for(free_bytes: int, queries: int, depth: int, dimension: int, documents: int) -> int:
     """Documents per chunk that fit :data:`MEMORY_SHARE` of ``free_bytes``.
 
-    Per document of a chunk: per query an int64 key, a float32 score, its int32 sign and topk's int64
-    workspace, plus the vector on host and device; fixed: the running top k and its merged copy.
+    Per document of a chunk: per query a float32 score, two one-byte masks (NaN, passing the bar) and room
+    for the similarity's own temporaries, plus the vector on host and device; fixed: the running top k and a
+    merged copy of it with the candidates (at most twice the depth after the first chunk).
     """
-    per_document = queries * (8 + 4 + 4 + 8) + dimension * 4 * 2
-    budget = int(free_bytes * MEMORY_SHARE) - queries * depth * 8 * 2
+    per_document = queries * (4 + 1 + 1 + 6) + dimension * 4 * 2
+    budget = int(free_bytes * MEMORY_SHARE) - queries * depth * 8 * 3
     return max(1, min(documents, budget // per_document))
 
 
@@ -113,33 +114,73 @@ def id_ranks(corpus: Any) -> tuple[Any, np.ndarray]:
 
 
 class TopKMerge:
-    """Each query's running best ``depth`` documents as keys, merged chunk by chunk with one ``torch.topk``."""
+    """Each query's running best ``depth`` documents as keys, merged chunk by chunk with one ``torch.topk``.
 
-    def __init__(self, queries: int, depth: int, chunk: int, device: Any) -> None:
+    Only a chunk's candidates are keyed: the scores at or above a per-query bar, which is the running
+    ``depth``-th best score once ``depth`` documents were seen (the chunk's own ``depth``-th best before that).
+    A document below the bar cannot enter the top ``depth``; one equal to it can (ties go by id), so it is
+    kept. After the first chunks few scores pass, so a chunk costs one comparison pass instead of a key per
+    score and a ``topk`` over the whole chunk; the result is the same as keying everything.
+    """
+
+    def __init__(self, queries: int, depth: int, device: Any) -> None:
         import torch
 
         self.depth = depth
-        # columns [0, depth) hold the running keys, the rest a chunk's: merging needs no concatenated copy
-        self.keys = torch.empty((queries, depth + chunk), dtype=torch.int64, device=device)
-        self.keys[:, :depth] = torch.iinfo(torch.int64).min  # below every score's key: the high half of -NaN
+        self.seen = 0  # documents merged so far: the running keys are all real once depth were seen
+        self.keys = torch.full((queries, depth), torch.iinfo(torch.int64).min, dtype=torch.int64, device=device)
+        self._passing = torch.empty(0, dtype=torch.bool, device=device)  # reused: no fresh pages per chunk
+
+    def _bar(self, scores: Any) -> Any:
+        """Per query, the lowest score that can still enter the top ``depth`` (``-inf`` while there is room)."""
+        import torch
+
+        if self.seen >= self.depth:
+            return scores_of(self.keys[:, -1:])  # the running keys are kept best first
+        if scores.shape[1] >= self.depth:
+            return torch.topk(scores, self.depth, dim=1, sorted=False).values.min(dim=1, keepdim=True).values
+        return torch.full((scores.shape[0], 1), float("-inf"), dtype=scores.dtype, device=scores.device)
+
+    def _passing_mask(self, scores: Any) -> Any:
+        """Flat mask of the scores not below their query's bar. "Not below" rather than "at or above": a NaN
+        passes too, and is then found among the few candidates instead of by a pass of its own over the chunk."""
+        import torch
+
+        if self._passing.numel() < scores.numel():
+            self._passing = torch.empty(scores.numel(), dtype=torch.bool, device=scores.device)
+        passing = self._passing[:scores.numel()].view(scores.shape)
+        torch.lt(scores, self._bar(scores), out=passing)
+        return torch.logical_not(passing, out=passing).view(-1)
 
     def add(self, scores: Any, ranks: Any) -> None:
-        """Merge a chunk: ``scores`` [queries, n] against the running keys; ``ranks`` [n] the documents' id ranks."""
+        """Merge a chunk: ``scores`` [queries, n] against the running keys; ``ranks`` [n] the documents' id ranks.
+        A NaN score is refused (it has no place in a ranking)."""
         import torch
 
-        width = self.depth + scores.shape[1]
-        ordered_keys(scores, ranks, self.keys[:, self.depth:width])
-        self.keys[:, :self.depth] = torch.topk(self.keys[:, :width], self.depth, dim=1, sorted=False).values
+        scores = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores  # exact widening
+        scores = scores.contiguous()
+        width = scores.shape[1]
+        positions = torch.nonzero(self._passing_mask(scores)).view(-1)  # row-major: each query's together
+        self.seen += width
+        if len(positions) == 0:
+            return
+        chosen = scores.view(-1)[positions]
+        if torch.isnan(chosen).any():
+            raise ValueError("NaN values detected in the similarity scores")
+        rows, columns = positions // width, positions % width
+        counts = torch.bincount(rows, minlength=scores.shape[0])
+        slots = torch.arange(len(rows), device=rows.device) - (torch.cumsum(counts, 0) - counts)[rows]
+        candidates = torch.full((scores.shape[0], self.depth + int(counts.max())), torch.iinfo(torch.int64).min,
+                                dtype=torch.int64, device=scores.device)
+        candidates[:, :self.depth] = self.keys
+        keys = torch.empty(len(rows), dtype=torch.int64, device=scores.device)
+        ordered_keys(chosen, ranks[columns], keys)
+        candidates[rows, self.depth + slots] = keys
+        self.keys = torch.topk(candidates, self.depth, dim=1, sorted=True).values
 
     def best(self) -> Any:
-        """The running keys, best first per query; a NaN score among them is refused (NaNs elsewhere, keyed
-        above infinity or below minus infinity, cannot have changed which documents were kept)."""
-        import torch
-
-        best = torch.sort(self.keys[:, :self.depth], dim=1, descending=True).values
-        if torch.isnan(scores_of(best)).any():
-            raise ValueError("NaN values detected in the similarity scores")
-        return best
+        """The running keys, best first per query."""
+        return self.keys
 
 
 class DeviceTopKSearch(HookedEncoderSearch):
@@ -175,7 +216,7 @@ class DeviceTopKSearch(HookedEncoderSearch):
                                                   int(queries.shape[-1]), documents)
         sorted_ids, ranks = id_ranks(corpus)
         ranks = torch.as_tensor(ranks, device=device)
-        merge = TopKMerge(len(queries), depth, chunk, device)
+        merge = TopKMerge(len(queries), depth, device)
         logger.info("searching %d documents in chunks of %d on %s", documents, chunk, device)
         with (timer or TimingStack())("Searching corpus", split=hf_split, subset=hf_subset):
             for start in range(0, documents, chunk):
