@@ -10,6 +10,7 @@ import gzip
 import json
 import shutil
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -112,15 +113,60 @@ def _one_query(root: Path) -> None:
         _edit_kept(path, keep_one)
 
 
+def _dev_scores(data: dict) -> dict:
+    return data["scores"]["dev"]["default"]
+
+
+def _unknown_queries_added(root: Path) -> None:
+    """Issue 28: 40 query ids the qrels do not have, scored 0, added to BM25's file (n = 120 was compared)."""
+    def add(data: dict) -> None:
+        scores = _dev_scores(data)
+        scores["query_ids"] += [f"unknown-{i}" for i in range(40)]
+        scores["metrics"] = {name: values + [0.0] * 40 for name, values in scores["metrics"].items()}
+    _edit_kept(_files(root, ".per_query.json.gz")[0], add)
+
+
+def _every_score_changed(root: Path) -> None:
+    """Issue 28 (every nDCG@1 set to 1.0 was reported as BM25's score): here every nDCG@10 of BM25's file is set to
+    0.25 (this mirror's BM25 scores 1.0)."""
+    def quarter(data: dict) -> None:
+        metrics = _dev_scores(data)["metrics"]
+        metrics["ndcg_at_10"] = [0.25] * len(metrics["ndcg_at_10"])
+    _edit_kept(_files(root, ".per_query.json.gz")[0], quarter)
+
+
+def _nan_score(root: Path) -> None:
+    def nan(data: dict) -> None:
+        _dev_scores(data)["metrics"]["ndcg_at_10"][3] = float("nan")
+    _edit_kept(_files(root, ".per_query.json.gz")[1], nan)
+
+
+def _query_missing_results_agreeing(root: Path) -> None:
+    """The tuned model's file lacks a query and its results file averages over the rest: each file agrees with its
+    results, but the two models were scored on different queries (that query counted 0 before)."""
+    kept = _files(root, ".per_query.json.gz")[1]
+    data = json.loads(gzip.decompress(kept.read_bytes()))
+    scores = _dev_scores(data)
+    del scores["query_ids"][0]
+    scores["metrics"] = {name: values[1:] for name, values in scores["metrics"].items()}
+    kept.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+    def means(result: dict) -> None:
+        (dev,) = result["scores"]["dev"]
+        dev.update({name: float(np.mean(values)) for name, values in scores["metrics"].items() if name in dev})
+        dev["main_score"] = dev["ndcg_at_10"]
+    _edit_result(_files(root, ".json")[1], means)
+
+
 def _dev_dropped(root: Path) -> None:
     for path in _files(root, ".json"):
         _edit_result(path, lambda data: data["scores"].pop("dev"))
 
 
-def _kept_vectors(ws: Workspace, metric: str) -> list[np.ndarray]:
-    """Both models' dev vectors, read from the kept files without the plugin."""
+def _kept_vectors(ws: Workspace, metric: str, root: Path | None = None) -> list[np.ndarray]:
+    """Both models' dev vectors, read from the kept files (of the shared results, or of ``root``) without the plugin."""
     return [np.array(json.loads(gzip.decompress(path.read_bytes()))["scores"]["dev"]["default"]["metrics"][metric])
-            for path in _files(_shared(ws), ".per_query.json.gz")]
+            for path in _files(root or _shared(ws), ".per_query.json.gz")]
 
 
 def _library_call(ws: Workspace) -> Any:
@@ -139,6 +185,41 @@ def _check_library(ws: Workspace, report: Any) -> None:
         assert abs(comparison.t_test_p_value - p) < 1e-9, (comparison.t_test_p_value, p)
         assert comparison.p_adjusted >= comparison.p_value
     assert any("closed-book" in note for note in report.notes), report.notes
+
+
+def _few_queries_differ(root: Path) -> None:
+    """The tuned model's MRR@10 of 4 queries moved to other ranks, its results file averaging the same: 4 of the 12
+    queries differ, by 1 - 1/2 twice (equal differences, the ties a float sum misjudged), 1 - 1/3 and 1 - 1/4."""
+    kept = _files(root, ".per_query.json.gz")[1]
+    data = json.loads(gzip.decompress(kept.read_bytes()))
+    values = _dev_scores(data)["metrics"]["mrr_at_10"]
+    values[:4] = [1 / 2, 1 / 3, 1 / 2, 1 / 4]
+    kept.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+    def mean(result: dict) -> None:
+        (dev,) = result["scores"]["dev"]
+        dev["mrr_at_10"] = float(np.mean(values))
+    _edit_result(_files(root, ".json")[1], mean)
+
+
+def _exact_library_call(ws: Workspace) -> Any:
+    from airbench_mteb.report.significance import significance
+
+    return significance(_mutated(_few_queries_differ)(ws), [BM25, TUNED], tasks=[TASK], metrics=["mrr_at_10"])
+
+
+def _check_exact(ws: Workspace, report: Any) -> None:
+    """MRR@10 is 1 / r: in exact rationals, p is the share of sign vectors of the queries that differ whose |sum|
+    reaches the observed one (issue 28: ties were judged on the difference's scale)."""
+    assert [(c.wins, c.ties, c.losses) for c in report.comparisons] == [(4, 8, 0)], report.comparisons
+    for comparison in report.comparisons:
+        a, b = ([Fraction(value).limit_denominator(1000) for value in vector]
+                for vector in _kept_vectors(ws, comparison.metric, _copy(ws)))
+        differences = [x - y for x, y in zip(a, b, strict=True) if x != y]
+        observed = abs(sum(differences))
+        count = sum(abs(sum(d if (row >> i) & 1 else -d for i, d in enumerate(differences))) >= observed
+                    for row in range(2 ** len(differences)))
+        assert comparison.exact and comparison.p_value == count / 2 ** len(differences), (comparison, count)
 
 
 def _check_no_correction(ws: Workspace, _: Any) -> None:
@@ -202,6 +283,13 @@ CASES = [
          error="closed-book"),
     Case("significance-one-query", argv=_argv(_mutated(_one_query), "-m", BM25, TUNED, "-t", TASK),
          error="at least 2"),
+    Case("significance-kept-scores-with-unknown-queries",
+         argv=_argv(_mutated(_unknown_queries_added), "-m", BM25, TUNED, "-t", TASK), error="says"),
+    Case("significance-kept-scores-contradict-results",
+         argv=_argv(_mutated(_every_score_changed), "-m", BM25, TUNED, "-t", TASK), error="ndcg_at_10"),
+    Case("significance-kept-score-nan", argv=_argv(_mutated(_nan_score), "-m", BM25, TUNED, "-t", TASK), error="nan"),
+    Case("significance-models-scored-on-different-queries",
+         argv=_argv(_mutated(_query_missing_results_agreeing), "-m", BM25, TUNED, "-t", TASK), error="scored for"),
     Case("significance-metric-not-kept", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--metrics", "precision_at_7"),
          error="precision_at_7"),
     Case("significance-unknown-correction", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--correction", "sidak"),
@@ -214,6 +302,7 @@ CASES = [
          argv=lambda ws: ["significance", "--results", str(_shared(ws)), "-m", BM25, TUNED, "-t", TASK,
                           "--out", str(_existing_file(ws))], error="a-file"),
     Case("significance-library-matches-scipy", call=_library_call, check=_check_library),
+    Case("significance-p-exact-over-the-differing-queries", call=_exact_library_call, check=_check_exact),
     Case("significance-no-correction", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--metrics", "ndcg_at_10",
                                                   "--correction", "none", "--n-resamples", "999"),
          check=_check_no_correction),

@@ -1,0 +1,114 @@
+"""Pairing what ``airbench-mteb significance`` compares: for each task, the splits and subsets every model was scored
+on, and there each model's per-query vectors over the same queries, in one order.
+
+The models of a comparison must have scored the same queries: a query one model's file lacks is an
+error naming both files, never a 0 filled in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from airbench_mteb.data.per_query import RERUN_HINT, KeptScores, QueryScores
+from airbench_mteb.report.bias_significance import BiasScores
+from airbench_mteb.report.results import ModelTaskResult
+from airbench_mteb.report.significance.reading import held_scores, kept_scores, main_score, splits_and_subsets
+from airbench_mteb.report.significance.records import MAIN_SCORE, SignificanceError
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One scored split and subset of a task, and each model's per-query values there, aligned by query id."""
+
+    task: str
+    split: str
+    subset: str
+    metrics: Mapping[str, str]  # metric asked for (main_score resolved) -> the metric compared
+    query_ids: tuple[str, ...]
+    values: Mapping[str, Mapping[str, np.ndarray]]  # model -> metric compared -> values
+    by_source: Mapping[str, Mapping[str, QueryScores]]  # model -> source -> its kept scores (mixed subsets only)
+
+
+def task_entries(task: str, found: Mapping[str, Mapping[str, ModelTaskResult]], wanted: Sequence[str],
+                 splits: Sequence[str] | None, notes: list[str]) -> list[Entry]:
+    """The scored splits and subsets of ``task`` every model has, with their kept vectors."""
+    by_model = {label: by_task[task] for label, by_task in found.items()}
+    _check_same_data(task, by_model)
+    kept = {label: kept_scores(result) for label, result in by_model.items()}
+    first = next(iter(by_model.values()))
+    main = main_score(task)
+    metrics = {metric: main if metric == MAIN_SCORE else metric for metric in wanted}
+    scored_by = {label: {(split, subset) for split, subset, _ in splits_and_subsets(result)}
+                 for label, result in by_model.items()}
+    entries = []
+    for split, subset, closed in splits_and_subsets(first):
+        if splits is not None and split not in splits:
+            continue
+        without = [label for label, scored in scored_by.items() if (split, subset) not in scored]
+        if without:  # a model evaluated on fewer subsets (hf_subsets=...): compare where all were scored
+            notes.append(f"{task} {split}/{subset}: not scored for {', '.join(without)}, left out")
+            continue
+        if closed:
+            if splits is not None:
+                raise SignificanceError(f"{task} split {split!r} (subset {subset!r}) is closed-book: it has no qrels "
+                                        "here, so no per-query scores; score it where its qrels are available")
+            notes.append(f"{task} {split}/{subset}: closed-book (no qrels), left out")
+            continue
+        entries.append(_entry(task, split, subset, by_model, kept, metrics))
+    if not entries:
+        raise SignificanceError(f"{task} has no split and subset every model was scored on to compare"
+                                + (f" among {', '.join(splits)}" if splits is not None else
+                                   " (closed-book splits have no qrels here)"))
+    return entries
+
+
+def _check_same_data(task: str, by_model: Mapping[str, ModelTaskResult]) -> None:
+    (first, result), *others = by_model.items()
+    for label, other in others:
+        if other.result.dataset_revision != result.result.dataset_revision:
+            raise SignificanceError(
+                f"{task}: {first} was scored on data {result.result.dataset_revision!r} ({result.path}), {label} "
+                f"on {other.result.dataset_revision!r} ({other.path}): rerun both on the same data")
+
+
+def _entry(task: str, split: str, subset: str, by_model: Mapping[str, ModelTaskResult],
+           kept: Mapping[str, tuple[KeptScores, Path]], metrics: Mapping[str, str]) -> Entry:
+    """The vectors of every model on one split and subset, in the order of their (common) sorted query ids."""
+    compared = tuple(dict.fromkeys(metrics.values()))
+    scores = {label: held_scores(label, by_model[label], kept[label], split, subset, compared) for label in kept}
+    (first, first_scores), *others = scores.items()
+    for label, other in others:
+        only = sorted(set(first_scores.query_ids) ^ set(other.query_ids))
+        if only:
+            holder = first if only[0] in first_scores.query_ids else label
+            raise SignificanceError(
+                f"{task} {split}/{subset}: query {only[0]!r} is scored for {holder} only ({len(first_scores.query_ids)} "
+                f"queries in {kept[first][1]}, {len(other.query_ids)} in {kept[label][1]}): models are compared on "
+                f"the same queries; {RERUN_HINT}")
+    query_ids = tuple(sorted(first_scores.query_ids))
+    if len(query_ids) < 2:
+        raise SignificanceError(f"{task} {split}/{subset} has {len(query_ids)} scored query: a comparison needs at "
+                                "least 2")
+    values = {}
+    for label, subset_scores in scores.items():
+        order = sorted(range(len(query_ids)), key=subset_scores.query_ids.__getitem__)
+        values[label] = {metric: subset_scores.metrics[metric][order] for metric in compared}
+    by_source = {label: s.by_source for label, s in scores.items()} if all(s.by_source for s in scores.values()) else {}
+    return Entry(task, split, subset, metrics, query_ids, values, by_source)
+
+
+def bias_scores(entry: Entry) -> BiasScores | None:
+    """The entry's per-source vectors for the source-bias comparison, when every model kept them."""
+    import mteb
+
+    from airbench_mteb.tasks.cocktail import SourceBiasTask
+
+    task = mteb.get_task(entry.task)
+    if not entry.by_source or not isinstance(task, SourceBiasTask):
+        return None
+    return BiasScores(entry.task, entry.split, entry.subset, task.sources[0][0],
+                      tuple(dict.fromkeys(entry.metrics.values())), entry.by_source)
