@@ -135,6 +135,13 @@ def _every_score_changed(root: Path) -> None:
     _edit_kept(_files(root, ".per_query.json.gz")[0], quarter)
 
 
+def _nan_main_score(root: Path) -> None:
+    """Issue 28: a NaN main score without the closed-book entry was taken for a closed-book split."""
+    def nan(data: dict) -> None:
+        data["scores"]["dev"][0]["main_score"] = float("nan")
+    _edit_result(_files(root, ".json")[0], nan)
+
+
 def _nan_score(root: Path) -> None:
     def nan(data: dict) -> None:
         _dev_scores(data)["metrics"]["ndcg_at_10"][3] = float("nan")
@@ -288,6 +295,8 @@ CASES = [
     Case("significance-kept-scores-contradict-results",
          argv=_argv(_mutated(_every_score_changed), "-m", BM25, TUNED, "-t", TASK), error="ndcg_at_10"),
     Case("significance-kept-score-nan", argv=_argv(_mutated(_nan_score), "-m", BM25, TUNED, "-t", TASK), error="nan"),
+    Case("significance-nan-main-score-not-closed-book",
+         argv=_argv(_mutated(_nan_main_score), "-m", BM25, TUNED, "-t", TASK), error="NaN main score"),
     Case("significance-models-scored-on-different-queries",
          argv=_argv(_mutated(_query_missing_results_agreeing), "-m", BM25, TUNED, "-t", TASK), error="scored for"),
     Case("significance-metric-not-kept", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--metrics", "precision_at_7"),
