@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.score_submission",
     "airbench_mteb.commands.stats",
     "airbench_mteb.commands.significance",
+    "airbench_mteb.commands.consistency",
     "airbench_mteb.commands.sample_data",
 )
 

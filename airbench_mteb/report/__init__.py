@@ -37,7 +37,8 @@ class ReportRequest:
 PlotFunction = Callable[[ReportRequest], list[Path]]
 
 # Every module that registers plots; each must exist (a missing one is a packaging bug).
-PLOT_MODULES = ("airbench_mteb.report.irsc", "airbench_mteb.report.bias", "airbench_mteb.report.cocktail_quality")
+PLOT_MODULES = ("airbench_mteb.report.irsc", "airbench_mteb.report.bias", "airbench_mteb.report.cocktail_quality",
+                "airbench_mteb.report.by_attribute")
 
 _registered: dict[str, PlotFunction] = {}
 
