@@ -335,6 +335,7 @@ def _render_markdown(report: ConsistencyReport) -> str:
                          f"[{a.kendall_ci[0]:+.4f}, {a.kendall_ci[1]:+.4f}] | {p_text(a.kendall_p)} | "
                          f"{_number(a.subset_mean)} ({len(a.subset_rhos)} x {a.subset_size}) | "
                          f"{a.subset_std:.4f} | {extremes} |")
+        lines += [""] * any(a.tied_draws for a in metric.agreements)
         lines += [f"- {a.name}: {a.tied_draws:,} of {report.n_resamples:,} draws tie every model on one set; the "
                   "coefficients are undefined there and the intervals are read off the other draws"
                   for a in metric.agreements if a.tied_draws]
