@@ -27,12 +27,11 @@ from airbench_mteb.report.kept_scores import (
     MAIN_SCORE,
     QuerySet,
     main_score,
-    model_labels,
     resolved,
     score_matrix,
     set_results,
 )
-from airbench_mteb.report.results import read_results
+from airbench_mteb.report.results import model_labels, read_results
 
 CANDIDATES = "candidates.jsonl"  # written by `generate airbench` beside the dataset
 FINAL_STYLE = "final_style"  # the style of the last rewrite, the one that became the query
@@ -153,7 +152,7 @@ def scores_by_attribute(results: Path, query_set: QuerySet, models: Sequence[str
     names = models if models else sorted({r.label for r in everything if r.result.task_name == query_set.task})
     if not names:
         raise DatasetError(f"no results of task {query_set.task!r} in {results}")
-    found = set_results(everything, model_labels(everything, names, results), query_set, results)
+    found = set_results(everything, model_labels(everything, names, results, [query_set.task]), query_set, results)
     query_set = resolved(query_set, found)
     read = main_score(query_set.task) if metric == MAIN_SCORE else metric
     query_ids, matrix = score_matrix(query_set, found, read)

@@ -41,12 +41,11 @@ from airbench_mteb.report.kept_scores import (
     MAIN_SCORE,
     QuerySet,
     main_score,
-    model_labels,
     resolved,
     score_matrix,
     set_results,
 )
-from airbench_mteb.report.results import ModelTaskResult, read_results
+from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.text_format import p_text
 from airbench_mteb.settings import CI_RESAMPLES_RANGE
 
@@ -175,8 +174,9 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
     """
     _check_options(models, subsets, subset_size, n_resamples, seed, level, method)
     sets = {GENERATED: generated, HUMAN: human, **({WITHOUT_QC: without_qc} if without_qc else {})}
-    everything = read_results(results, None, [query_set.task for query_set in sets.values()])
-    labels = model_labels(everything, models, results)
+    tasks = [query_set.task for query_set in sets.values()]
+    everything = read_results(results, None, tasks)
+    labels = model_labels(everything, models, results, tasks)
     if len(labels) < MIN_MODELS:
         raise ConsistencyError(f"{', '.join(models)} name {len(labels)} different results: a rank agreement needs "
                                f"at least {MIN_MODELS} models")

@@ -17,7 +17,7 @@ import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.per_query import RERUN_HINT
-from airbench_mteb.report.results import ModelTaskResult, short_model
+from airbench_mteb.report.results import ModelTaskResult
 
 MAIN_SCORE = "main_score"  # the metric name that stands for each task's own main score
 
@@ -32,23 +32,6 @@ class QuerySet:
 
     def __str__(self) -> str:
         return f"{self.task} {self.split}" + (f"/{self.subset}" if self.subset else "")
-
-
-def model_labels(everything: Sequence[ModelTaskResult], models: Sequence[str], results: Path) -> tuple[str, ...]:
-    """The result label each of ``models`` names (a label, or a full or short model name naming one label)."""
-    labels = []
-    for name in dict.fromkeys(models):
-        matching = sorted({r.label for r in everything if r.label == name}) or \
-            sorted({r.label for r in everything if name in (r.model, short_model(r.model))})
-        if not matching:
-            there = sorted({r.label for r in everything}) or ["none"]
-            raise DatasetError(f"no results of model {name!r} on these tasks in {results} "
-                               f"(models there: {', '.join(there)})")
-        if len(matching) > 1:
-            raise DatasetError(f"model {name!r} names several results in {results}: {', '.join(matching)}; "
-                               "give one of them")
-        labels.append(matching[0])
-    return tuple(dict.fromkeys(labels))
 
 
 def set_results(everything: Sequence[ModelTaskResult], labels: Sequence[str], query_set: QuerySet,

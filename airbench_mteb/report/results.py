@@ -91,3 +91,22 @@ def read_results(results: Path, models: Sequence[str] | None = None,
         if key not in latest or mtime >= latest[key][0]:
             latest[key] = (mtime, found)
     return sorted((found for _, found in latest.values()), key=lambda r: (r.label, r.result.task_name))
+
+
+def model_labels(everything: Sequence[ModelTaskResult], models: Sequence[str], results: Path,
+                 tasks: Sequence[str]) -> tuple[str, ...]:
+    """The result label each of ``models`` names (a label, or a full or short model name naming one label) among
+    ``everything``, the results of ``tasks`` in ``results`` (both named in the errors)."""
+    labels = []
+    for name in dict.fromkeys(models):
+        matching = sorted({r.label for r in everything if r.label == name}) or \
+            sorted({r.label for r in everything if name in (r.model, short_model(r.model))})
+        if not matching:
+            there = sorted({r.label for r in everything}) or ["none"]
+            raise DatasetError(f"no results of model {name!r} on {', '.join(tasks)} in {results} "
+                               f"(models there: {', '.join(there)})")
+        if len(matching) > 1:
+            raise DatasetError(f"model {name!r} names several results in {results}: {', '.join(matching)}; "
+                               "give one of them")
+        labels.append(matching[0])
+    return tuple(dict.fromkeys(labels))

@@ -22,7 +22,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
 from airbench_mteb.data.per_query import RERUN_HINT, KeptScores, QueryScores, per_query_path, read_kept_for
 from airbench_mteb.metrics.significance import CORRECTIONS
-from airbench_mteb.report.results import ModelTaskResult, read_results, short_model
+from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.significance.records import SignificanceError
 from airbench_mteb.settings import CI_RESAMPLES_RANGE
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
@@ -77,18 +77,8 @@ def model_results(results: Path, models: Sequence[str],
                   tasks: Sequence[str]) -> dict[str, dict[str, ModelTaskResult]]:
     """``{model label: {task: result}}`` for each requested model, in the order asked; every task present."""
     everything = read_results(results, None, tasks)
-    found: dict[str, dict[str, ModelTaskResult]] = {}
-    for name in dict.fromkeys(models):
-        labels = sorted({r.label for r in everything if r.label == name}) or \
-            sorted({r.label for r in everything if name in (r.model, short_model(r.model))})
-        if not labels:
-            there = sorted({r.label for r in everything}) or ["none"]
-            raise SignificanceError(f"no results of model {name!r} on {', '.join(tasks)} in {results} "
-                                    f"(models there: {', '.join(there)})")
-        if len(labels) > 1:
-            raise SignificanceError(f"model {name!r} names several results in {results}: {', '.join(labels)}; "
-                                    "give one of them")
-        found[labels[0]] = {r.result.task_name: r for r in everything if r.label == labels[0]}
+    found = {label: {r.result.task_name: r for r in everything if r.label == label}
+             for label in model_labels(everything, models, results, tasks)}
     if len(found) < 2:
         raise SignificanceError(f"{', '.join(models)} name one model only ({next(iter(found))}): "
                                 "a comparison needs at least two")
