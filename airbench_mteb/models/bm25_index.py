@@ -44,7 +44,9 @@ def lucene_length(lengths: np.ndarray) -> np.ndarray:
 def _inverse_norms(lengths: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
     """``1 / (k1 * (1 - b + b * dl / avgdl))`` step by step in float32, as Lucene's BM25 computes it."""
     one, k1_, b_ = np.float32(1), np.float32(k1), np.float32(b)
-    return one / (k1_ * ((one - b_) + b_ * lengths.astype(np.float32) / np.float32(avgdl)))
+    # a document without terms gets inf where b = 1; it has no postings, so that value is never read
+    with np.errstate(divide="ignore"):
+        return one / (k1_ * ((one - b_) + b_ * lengths.astype(np.float32) / np.float32(avgdl)))
 
 
 @dataclass
