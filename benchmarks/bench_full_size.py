@@ -32,13 +32,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_scale import hashing_encoder
 from msmarco_mirror import TASK, write_mirror
 
 DOCUMENTS, QUERIES, DEPTH = 8_872_840, 6_319, 1000
@@ -54,39 +52,11 @@ def _vm_hwm_mb() -> float:
     return float("nan")
 
 
-def hashing_stand_in() -> Any:
-    """Words hashed (CRC-32) into 256 counts, L2-normalised, one numpy pass per batch: a CPU stand-in encoder."""
-    from mteb.models import ModelMeta
-    from mteb.models.abs_encoder import AbsEncoder
-    from mteb.models.model_meta import ScoringFunction
-
-    class HashingStandIn(AbsEncoder):
-        dim = 256
-
-        def __init__(self) -> None:
-            self.mteb_model_meta = ModelMeta.create_empty(overwrites={
-                "name": "benchmark/hashing-stand-in-256", "revision": "1", "framework": ["NumPy"],
-                "reference": None, "similarity_fn_name": ScoringFunction.COSINE})
-
-        def encode(self, inputs: Any, **kwargs: Any) -> np.ndarray:
-            blocks = []
-            for batch in inputs:
-                split = [text.lower().split() for text in batch["text"]]
-                buckets = np.fromiter((zlib.crc32(word.encode()) for words in split for word in words), np.int64)
-                rows = np.repeat(np.arange(len(split)), [len(words) for words in split])
-                vectors = np.zeros((len(split), self.dim), dtype=np.float32)
-                np.add.at(vectors, (rows, buckets % self.dim), 1.0)
-                blocks.append(vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9))
-            return np.concatenate(blocks) if blocks else np.zeros((0, self.dim), dtype=np.float32)
-
-    return HashingStandIn()
-
-
 def _dense_model(work: Path) -> Any:
     import torch
 
     if not torch.cuda.is_available():
-        return hashing_stand_in()
+        return hashing_encoder()
     from bench_dense_floor import build_model
 
     from airbench_mteb.models.local import local_model_meta

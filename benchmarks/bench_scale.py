@@ -132,8 +132,8 @@ class AnonymousPeak:
 
 
 def hashing_encoder() -> object:
-    """Feature hashing of lower-cased words into 256 dimensions, L2-normalised: a deterministic,
-    near-free stand-in that measures the evaluation pipeline, not a model."""
+    """Feature hashing of lower-cased words (CRC-32) into 256 dimensions, L2-normalised, one numpy pass per batch:
+    a deterministic, near-free stand-in that measures the evaluation pipeline, not a model."""
     import zlib
 
     from mteb.models import ModelMeta
@@ -149,14 +149,15 @@ def hashing_encoder() -> object:
                 "reference": None, "similarity_fn_name": ScoringFunction.COSINE})
 
         def encode(self, inputs, *, task_metadata, hf_split, hf_subset, prompt_type=None, **kwargs):
-            rows = []
+            blocks = []
             for batch in inputs:
-                for text in batch["text"]:
-                    vector = np.zeros(self.dim, dtype=np.float32)
-                    for word in text.lower().split():
-                        vector[zlib.crc32(word.encode()) % self.dim] += 1.0
-                    rows.append(vector / max(float(np.linalg.norm(vector)), 1e-9))
-            return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+                split = [text.lower().split() for text in batch["text"]]
+                buckets = np.fromiter((zlib.crc32(word.encode()) for words in split for word in words), np.int64)
+                rows = np.repeat(np.arange(len(split)), [len(words) for words in split])
+                vectors = np.zeros((len(split), self.dim), dtype=np.float32)
+                np.add.at(vectors, (rows, buckets % self.dim), 1.0)
+                blocks.append(vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9))
+            return np.concatenate(blocks) if blocks else np.zeros((0, self.dim), dtype=np.float32)
 
     return HashingEncoder()
 
