@@ -8,7 +8,6 @@ manifest's sha256, so a damaged install is named instead of giving other numbers
 
 from __future__ import annotations
 
-import hashlib
 import json
 import lzma
 import shutil
@@ -16,18 +15,11 @@ from pathlib import Path
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_path, make_folder
+from airbench_mteb.data.fingerprint import file_digest
 
 PACKAGED = Path(__file__).resolve().parents[1] / "sample_data"
 MANIFEST = PACKAGED / "manifest.json"
 COPY_CHUNK = 1 << 20
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(COPY_CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def sample_files() -> dict[str, dict[str, object]]:
@@ -40,7 +32,7 @@ def write_sample_data(out: str | Path) -> Path:
     root = make_folder(out)
     for relative, expected in sample_files().items():
         target = root / relative
-        if target.is_file() and target.stat().st_size == expected["bytes"] and _sha256(target) == expected["sha256"]:
+        if target.is_file() and target.stat().st_size == expected["bytes"] and file_digest(target) == expected["sha256"]:
             continue
         packed = PACKAGED / f"{relative}.xz"
         if not packed.is_file():
@@ -48,6 +40,6 @@ def write_sample_data(out: str | Path) -> Path:
         with atomic_path(target) as scratch:
             with lzma.open(packed) as source, scratch.open("wb") as sink:
                 shutil.copyfileobj(source, sink, COPY_CHUNK)
-            if _sha256(scratch) != expected["sha256"]:
+            if file_digest(scratch) != expected["sha256"]:
                 raise DatasetError(f"content differs from {MANIFEST.name}'s sha256; reinstall airbench-mteb", path=packed)
     return root

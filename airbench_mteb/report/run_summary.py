@@ -31,9 +31,10 @@ def run_summary(results_root: Path, meta: ModelMeta, task_names: Sequence[str]) 
     95 % interval, and the results file; a task without a results file (it failed) says so."""
     import mteb
 
+    cache = mteb.ResultCache(results_root)
     lines = []
     for name in task_names:
-        path = mteb.ResultCache(results_root).get_task_result_path(name, meta)
+        path = cache.get_task_result_path(name, meta)
         if not path.is_file():
             lines.append(f"{name}: no results written (see the messages above)")
             continue
