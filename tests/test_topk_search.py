@@ -112,6 +112,33 @@ def test_the_bar_keeps_exactly_what_keying_every_score_keeps(chunk: int) -> None
         assert list(zip(scores_of(kept[row]).tolist(), (kept[row] & 0xFFFFFFFF).tolist(), strict=True)) == expected
 
 
+@pytest.mark.parametrize("chunk", [650, 2017])
+def test_block_scan_and_waiting_candidates_keep_what_keying_every_score_keeps(chunk: int) -> None:
+    """Continuous scores with exact ties at random places, wide chunks: blocks scanned by their maxima, a tail
+    after the last whole block, candidates waiting across chunks before a merge."""
+    rng = np.random.default_rng(chunk)
+    scores = torch.from_numpy(rng.normal(size=(12, 20000)).astype(np.float32))
+    scores[:, rng.integers(0, 20000, size=2000)] = scores[:, rng.integers(0, 20000, size=2000)]  # ties
+    scores[1] = torch.linspace(-1, 1, 20000)  # a query whose best documents all come last: merges every chunk
+    ranks = torch.from_numpy(rng.permutation(20000).astype(np.int32))
+    merge = TopKMerge(12, 10, torch.device("cpu"))
+    for start in range(0, 20000, chunk):
+        merge.add(scores[:, start:start + chunk], ranks[start:start + chunk])
+    kept = merge.best()
+    for row in range(12):
+        expected = sorted(zip(scores[row].tolist(), ranks.tolist(), strict=True), reverse=True)[:10]
+        assert list(zip(scores_of(kept[row]).tolist(), (kept[row] & 0xFFFFFFFF).tolist(), strict=True)) == expected
+
+
+def test_a_nan_inside_a_scanned_block_is_refused() -> None:
+    merge = TopKMerge(2, 3, torch.device("cpu"))
+    merge.add(torch.ones(2, 200), torch.arange(200, dtype=torch.int32))
+    later = torch.zeros(2, 200)
+    later[1, 70] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        merge.add(later, torch.arange(200, 400, dtype=torch.int32))
+
+
 def test_same_results_as_mteb_search_on_the_same_vectors() -> None:
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(300, 16)).astype(np.float32)

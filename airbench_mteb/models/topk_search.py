@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 MEMORY_SHARE = 0.5  # of the memory free when the search starts: the encoder needs the rest
 _LOW_32 = 0xFFFFFFFF
 _SIGN_MASK = 0x7FFFFFFF
+BLOCK = 64  # columns whose maximum is compared with the bar before their scores are
 
 
 def model_device(model: Any) -> Any:
@@ -114,72 +115,105 @@ def id_ranks(corpus: Any) -> tuple[Any, np.ndarray]:
 
 
 class TopKMerge:
-    """Each query's running best ``depth`` documents as keys, merged chunk by chunk with one ``torch.topk``.
+    """Each query's running best ``depth`` documents as keys, merged with one ``torch.topk`` now and then.
 
-    Only a chunk's candidates are keyed: the scores at or above a per-query bar, which is the running
-    ``depth``-th best score once ``depth`` documents were seen (the chunk's own ``depth``-th best before that).
-    A document below the bar cannot enter the top ``depth``; one equal to it can (ties go by id), so it is
-    kept. After the first chunks few scores pass, so a chunk costs one comparison pass instead of a key per
-    score and a ``topk`` over the whole chunk; the result is the same as keying everything.
+    Only a chunk's candidates are keyed: the scores at or above a per-query bar, the running ``depth``-th
+    best score as of the last merge (the first chunk's own ``depth``-th best before any). A document below
+    the bar cannot enter the top ``depth``; one equal to it can (ties go by id), so it is kept. Candidates
+    wait until a query holds ``depth`` of them (or :meth:`best` is asked): an older bar is lower, so still
+    safe, and the merges become rare as the bar rises. Once the bar is set, a chunk is first scanned by
+    the maxima of blocks of :data:`BLOCK` columns, and only blocks whose maximum passes are compared score
+    by score. The result is the same as keying every score and keeping the best ``depth``.
     """
 
     def __init__(self, queries: int, depth: int, device: Any) -> None:
         import torch
 
         self.depth = depth
-        self.seen = 0  # documents merged so far: the running keys are all real once depth were seen
+        self.merged = 0  # documents merged so far: the running keys are all real once depth were merged
         self.keys = torch.full((queries, depth), torch.iinfo(torch.int64).min, dtype=torch.int64, device=device)
-        self._passing = torch.empty(0, dtype=torch.bool, device=device)  # reused: no fresh pages per chunk
+        self._waiting: list[tuple[Any, Any, Any]] = []  # (rows, slots, keys) of candidates not merged yet
+        self._waiting_per_query = torch.zeros(queries, dtype=torch.int64, device=device)
+        self._waiting_documents = 0
 
     def _bar(self, scores: Any) -> Any:
         """Per query, the lowest score that can still enter the top ``depth`` (``-inf`` while there is room)."""
         import torch
 
-        if self.seen >= self.depth:
+        if self.merged >= self.depth:
             return scores_of(self.keys[:, -1:])  # the running keys are kept best first
         if scores.shape[1] >= self.depth:
             return torch.topk(scores, self.depth, dim=1, sorted=False).values.min(dim=1, keepdim=True).values
         return torch.full((scores.shape[0], 1), float("-inf"), dtype=scores.dtype, device=scores.device)
 
-    def _passing_mask(self, scores: Any) -> Any:
-        """Flat mask of the scores not below their query's bar. "Not below" rather than "at or above": a NaN
-        passes too, and is then found among the few candidates instead of by a pass of its own over the chunk."""
+    def _passing(self, scores: Any, bar: Any) -> Any:
+        """Flat (row-major) positions of the scores not below their query's bar. "Not below" rather than "at
+        or above": a NaN passes too, and is then found among the few candidates, not by a pass of its own."""
         import torch
 
-        if self._passing.numel() < scores.numel():
-            self._passing = torch.empty(scores.numel(), dtype=torch.bool, device=scores.device)
-        passing = self._passing[:scores.numel()].view(scores.shape)
-        torch.lt(scores, self._bar(scores), out=passing)
-        return torch.logical_not(passing, out=passing).view(-1)
+        queries, width = scores.shape
+        blocks = width // BLOCK if self.merged >= self.depth else 0
+        if blocks == 0:
+            return torch.nonzero(torch.logical_not(scores < bar).view(-1)).view(-1)
+        maxima = scores[:, :blocks * BLOCK].view(queries, blocks, BLOCK).amax(dim=2)  # a NaN makes its block's NaN
+        hot = torch.nonzero(torch.logical_not(maxima < bar).view(-1)).view(-1)
+        if len(hot) * 8 > maxima.numel():  # most blocks pass: one comparison of the whole chunk is cheaper
+            return torch.nonzero(torch.logical_not(scores < bar).view(-1)).view(-1)
+        rows = hot // blocks
+        flat = ((rows * width + (hot % blocks) * BLOCK)[:, None] + torch.arange(BLOCK, device=scores.device)).view(-1)
+        inside = torch.logical_not(scores.view(-1)[flat].view(-1, BLOCK) < bar[rows]).view(-1)
+        found = [flat[inside]]
+        if blocks * BLOCK < width:  # the columns after the last whole block
+            tail = torch.nonzero(torch.logical_not(scores[:, blocks * BLOCK:] < bar))
+            found.append(tail[:, 0] * width + blocks * BLOCK + tail[:, 1])
+        return torch.sort(torch.cat(found)).values  # row-major: each query's candidates together
 
     def add(self, scores: Any, ranks: Any) -> None:
-        """Merge a chunk: ``scores`` [queries, n] against the running keys; ``ranks`` [n] the documents' id ranks.
+        """Take a chunk: ``scores`` [queries, n] against the running keys; ``ranks`` [n] the documents' id ranks.
         A NaN score is refused (it has no place in a ranking)."""
         import torch
 
         scores = scores.float() if scores.dtype in (torch.float16, torch.bfloat16) else scores  # exact widening
         scores = scores.contiguous()
         width = scores.shape[1]
-        positions = torch.nonzero(self._passing_mask(scores)).view(-1)  # row-major: each query's together
-        self.seen += width
-        if len(positions) == 0:
+        positions = self._passing(scores, self._bar(scores))
+        self._waiting_documents += width
+        if len(positions):
+            chosen = scores.view(-1)[positions]
+            if torch.isnan(chosen).any():
+                raise ValueError("NaN values detected in the similarity scores")
+            rows, columns = positions // width, positions % width
+            counts = torch.bincount(rows, minlength=scores.shape[0])
+            slots = (torch.arange(len(rows), device=rows.device) - (torch.cumsum(counts, 0) - counts)[rows]
+                     + self._waiting_per_query[rows])  # after the query's candidates already waiting
+            keys = torch.empty(len(rows), dtype=torch.int64, device=scores.device)
+            ordered_keys(chosen, ranks[columns], keys)
+            self._waiting.append((rows, slots, keys))
+            self._waiting_per_query += counts
+        if self.merged < self.depth or int(self._waiting_per_query.max()) >= self.depth:
+            self._merge()
+
+    def _merge(self) -> None:
+        """The running keys and the waiting candidates, cut to the best ``depth`` per query by one ``topk``."""
+        import torch
+
+        self.merged += self._waiting_documents
+        self._waiting_documents = 0
+        if not self._waiting:
             return
-        chosen = scores.view(-1)[positions]
-        if torch.isnan(chosen).any():
-            raise ValueError("NaN values detected in the similarity scores")
-        rows, columns = positions // width, positions % width
-        counts = torch.bincount(rows, minlength=scores.shape[0])
-        slots = torch.arange(len(rows), device=rows.device) - (torch.cumsum(counts, 0) - counts)[rows]
-        candidates = torch.full((scores.shape[0], self.depth + int(counts.max())), torch.iinfo(torch.int64).min,
-                                dtype=torch.int64, device=scores.device)
+        queries = self.keys.shape[0]
+        candidates = torch.full((queries, self.depth + int(self._waiting_per_query.max())), torch.iinfo(torch.int64).min,
+                                dtype=torch.int64, device=self.keys.device)
         candidates[:, :self.depth] = self.keys
-        keys = torch.empty(len(rows), dtype=torch.int64, device=scores.device)
-        ordered_keys(chosen, ranks[columns], keys)
-        candidates[rows, self.depth + slots] = keys
+        for rows, slots, keys in self._waiting:
+            candidates[rows, self.depth + slots] = keys
         self.keys = torch.topk(candidates, self.depth, dim=1, sorted=True).values
+        self._waiting.clear()
+        self._waiting_per_query.zero_()
 
     def best(self) -> Any:
-        """The running keys, best first per query."""
+        """The running keys, best first per query, the waiting candidates merged in."""
+        self._merge()
         return self.keys
 
 
