@@ -184,8 +184,7 @@ def measure(step: str, mirror: Path, work: Path, documents: int, queries: int, m
     out = work / f"{step}.json"
     env = {**os.environ, "AIRBENCH_MTEB_DATA_DIR": str(mirror), "HF_DATASETS_CACHE": str(work / "hf"),
            "AIRBENCH_MTEB_EMBEDDING_CACHE": "off", "MTEB_CACHE": str(work / "mteb"),
-           "AIRBENCH_MTEB_CACHE": str(work / "plugin-cache"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
+           "AIRBENCH_MTEB_CACHE": str(work / "plugin-cache"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     started = time.perf_counter()
     subprocess.run([sys.executable, __file__, "--child", step, str(out), str(documents), str(queries), str(mteb_chunks)],
                    env=env, check=True)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,11 @@ def calls(minilm: Any, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, int]]
     return seen
 
 
+def _texts_encoded(calls: list[tuple[Any, int]]) -> int:
+    """Texts the model has encoded so far (a block may take several calls: one per run of one length)."""
+    return sum(n for _, n in calls)
+
+
 def _documents_loader(texts: list[str], titles: list[str] | None = None) -> Any:
     columns = {"id": [f"d{i}" for i in range(len(texts))], "text": texts}
     if titles is not None:
@@ -126,22 +132,26 @@ def test_cached_vectors_equal_uncached_ones_in_input_order(minilm: Any, calls: l
     cached = with_embedding_cache(minilm)
     assert isinstance(cached, CachedEncoder)
 
+    encoded = [_texts_encoded(calls)]
     half = _encode(cached, _documents_loader(LEE[::2], titles[::2]))  # stores every other document
+    encoded.append(_texts_encoded(calls))
     mixed = _encode(cached, _documents_loader(LEE, titles))  # half from the store, half encoded now
+    encoded.append(_texts_encoded(calls))
     warm = _encode(cached, _documents_loader(LEE, titles))
+    encoded.append(_texts_encoded(calls))
 
     np.testing.assert_allclose(half, plain[::2], atol=1e-6)
     np.testing.assert_allclose(mixed, plain, atol=1e-6)
     np.testing.assert_allclose(warm, plain, atol=1e-6)
-    assert [n for _, n in calls] == [len(LEE), (len(LEE) + 1) // 2, len(LEE) // 2]
+    assert np.diff([0, *encoded]).tolist() == [len(LEE), (len(LEE) + 1) // 2, len(LEE) // 2, 0]
 
 
 def test_second_encode_of_a_corpus_does_not_call_the_model(minilm: Any, calls: list) -> None:
     first = _encode(with_embedding_cache(minilm), _documents_loader(LEE))
-    assert len(calls) == 1
+    assert _texts_encoded(calls) == len(LEE)
     forget_loaded_stores()  # as a new process would: read back from disk
     second = _encode(with_embedding_cache(minilm), _documents_loader(LEE))
-    assert len(calls) == 1
+    assert _texts_encoded(calls) == len(LEE)
     np.testing.assert_array_equal(first, second)
 
 
@@ -232,8 +242,36 @@ def test_blocks_are_encoded_longest_first_and_returned_in_input_order(minilm: An
     if not store:
         monkeypatch.setenv(CACHE_ENV, "off")
     vectors = _encode(with_embedding_cache(minilm), _documents_loader(texts))
-    assert seen == sorted(texts, key=len, reverse=True)  # Lee's first sentences have distinct lengths
+    words_and_marks = [len(re.findall(r"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]", text)) for text in texts]
+    assert seen == [text for _, text in sorted(zip(words_and_marks, texts, strict=True), key=lambda pair: -pair[0])]
     np.testing.assert_allclose(vectors, plain, atol=1e-6)
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_length_order_pads_less_than_the_model_sorting_by_characters(minilm: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                    store: bool) -> None:
+    """Padded tokens the model runs over the real ones, the Lee corpus in batches of 8."""
+    import torch
+
+    cells = {"padded": 0, "real": 0}
+
+    def count(module: torch.nn.Module, args: tuple) -> None:
+        if type(module).__name__ == "Transformer" and args and isinstance(args[0], Mapping) and "attention_mask" in args[0]:
+            cells["padded"] += args[0]["attention_mask"].numel()
+            cells["real"] += int(args[0]["attention_mask"].sum())
+
+    hook = torch.nn.modules.module.register_module_forward_pre_hook(count)
+    try:
+        plain = _encode(minilm, _documents_loader(LEE))
+        by_characters = cells["padded"] / cells["real"]
+        cells.update(padded=0, real=0)
+        if not store:
+            monkeypatch.setenv(CACHE_ENV, "off")
+        ordered = _encode(with_embedding_cache(minilm), _documents_loader(LEE))
+    finally:
+        hook.remove()
+    assert cells["padded"] / cells["real"] < by_characters
+    np.testing.assert_allclose(ordered, plain, atol=1e-6)
 
 
 def test_truncated_or_unfinished_shards_are_skipped(minilm: Any, calls: list, cache_root: Path) -> None:
@@ -251,14 +289,14 @@ def test_truncated_or_unfinished_shards_are_skipped(minilm: Any, calls: list, ca
     with pytest.warns(EmbeddingCacheWarning, match=vectors.name):
         again = _encode(with_embedding_cache(minilm), _documents_loader(texts))
     np.testing.assert_allclose(again, expected, atol=1e-6)
-    assert len(calls) == 3
+    assert _texts_encoded(calls) == 3 * len(texts)  # each damaged read encodes all ten again
 
     # a shard whose keys never got renamed into place (a crash between the two renames) is not read
     for keys in cache_root.rglob("*.keys"):
         keys.unlink()
     forget_loaded_stores()
     _encode(with_embedding_cache(minilm), _documents_loader(texts))
-    assert len(calls) == 4
+    assert _texts_encoded(calls) == 4 * len(texts)
 
 
 def _flip_sign_bits(path: Path) -> None:
@@ -333,7 +371,7 @@ def test_interrupted_encoding_resumes_from_the_saved_chunks(minilm: Any, calls: 
     encode = minilm.encode
 
     def crash_on_third_chunk(inputs: Any, **kwargs: Any) -> Any:
-        if len(calls) == 2:
+        if _texts_encoded(calls) >= 20:
             raise KeyboardInterrupt
         return encode(inputs, **kwargs)
 
@@ -342,8 +380,9 @@ def test_interrupted_encoding_resumes_from_the_saved_chunks(minilm: Any, calls: 
         _encode(with_embedding_cache(minilm), _documents_loader(LEE[:25]))
     monkeypatch.setattr(minilm, "encode", encode)
     forget_loaded_stores()
+    before = _texts_encoded(calls)
     _encode(with_embedding_cache(minilm), _documents_loader(LEE[:25]))
-    assert [n for _, n in calls] == [10, 10, 5]  # the two chunks saved before the crash are not redone
+    assert (before, _texts_encoded(calls) - before) == (20, 5)  # the two chunks saved before the crash are not redone
 
 
 def test_key_index_finds_every_key_across_merged_runs() -> None:
@@ -417,3 +456,45 @@ def test_wrapper_delegates_what_it_does_not_override(minilm: Any) -> None:
     assert cached.model is minilm.model
     a = np.eye(3, dtype=np.float32)
     np.testing.assert_allclose(np.asarray(cached.similarity(a, a)), np.asarray(minilm.similarity(a, a)))
+
+
+@pytest.mark.parametrize(("user_setting", "inside"), [(None, "true"), ("false", "false")])
+def test_the_tokenizer_has_its_threads_while_encoding_unless_the_user_said_otherwise(
+        minilm: Any, monkeypatch: pytest.MonkeyPatch, user_setting: str | None, inside: str) -> None:
+    from airbench_mteb.models import tokenizer_threads
+
+    monkeypatch.setattr(tokenizer_threads, "USER_SETTING", user_setting)
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")  # as mteb's command line sets it for the whole run
+    during: list[str | None] = []
+    encode = type(minilm).encode
+
+    def recording(inputs: Any, **kwargs: Any) -> Any:
+        during.append(os.environ.get("TOKENIZERS_PARALLELISM"))
+        return encode(minilm, inputs, **kwargs)
+
+    monkeypatch.setattr(minilm, "encode", recording)
+    _encode(with_embedding_cache(minilm), _documents_loader(LEE[:4]))
+    assert set(during) == {inside}
+    assert os.environ["TOKENIZERS_PARALLELISM"] == "false"  # put back before anything can fork
+
+
+def test_sentence_transformers_vectors_stay_on_the_device_and_come_back_as_numpy(minilm: Any,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from airbench_mteb.mteb_compat import vectors_on_device_kwargs
+
+    assert vectors_on_device_kwargs(minilm) == {"convert_to_tensor": True}
+    assert vectors_on_device_kwargs(TinySearchModel()) == {}
+    arguments: list[dict[str, Any]] = []
+    encode = type(minilm).encode
+
+    def recording(inputs: Any, **kwargs: Any) -> Any:
+        arguments.append(kwargs)
+        return encode(minilm, inputs, **kwargs)
+
+    monkeypatch.setattr(minilm, "encode", recording)
+    monkeypatch.setenv(CACHE_ENV, "off")
+    vectors = with_embedding_cache(minilm).encode(_documents_loader(LEE[:4]), task_metadata=LeeTaskA.metadata,
+                                                  hf_split="test", hf_subset="default",
+                                                  prompt_type=PromptType.document, batch_size=8)
+    assert all(call["convert_to_tensor"] is True for call in arguments)
+    assert isinstance(vectors, np.ndarray) and vectors.dtype == np.float32

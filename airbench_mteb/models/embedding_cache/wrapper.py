@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from airbench_mteb.models.embedding_cache.keys import item_keys, key_fields, namespace_settings
+from airbench_mteb.models.embedding_cache.ordering import encode_in_runs, in_input_order, length_order
 from airbench_mteb.models.embedding_cache.store import (
     DamagedShard,
     EmbeddingCacheWarning,
@@ -20,6 +21,8 @@ from airbench_mteb.models.embedding_cache.store import (
     open_store,
     set_aside,
 )
+from airbench_mteb.models.tokenizer_threads import tokenizer_threads
+from airbench_mteb.mteb_compat import vectors_on_device_kwargs
 
 logger = logging.getLogger(__name__)
 
@@ -48,48 +51,6 @@ def _dense_rows(output: Any, rows: int) -> np.ndarray | None:
     return array
 
 
-def _subset_loader(inputs: Any, indices: list[int], batch_size: int) -> Any:
-    """A loader over some rows of ``inputs``' already prepared dataset, batched and collated the same way.
-
-    Re-running mteb's dataloader preparation on prepared rows would apply it twice (a title joined
-    to a text that already starts with it), so the model would see other text than the key says.
-    """
-    from torch.utils.data import DataLoader
-
-    return DataLoader(inputs.dataset.select(indices), batch_size=inputs.batch_size or batch_size,
-                      collate_fn=inputs.collate_fn, num_workers=inputs.num_workers, shuffle=False)
-
-
-def length_order(dataset: Any, indices: np.ndarray) -> np.ndarray:
-    """``indices`` (rows of ``dataset``) longest text first, equal lengths in input order.
-
-    Length is counted in characters, as sentence-transformers sorts within a call; a block encoded in
-    this order is batched among texts of like length, so batches carry little padding.
-    """
-    import pyarrow.compute as pc
-
-    texts = dataset.select_columns(["text"]).with_format("arrow")[:]["text"]
-    lengths = pc.fill_null(pc.utf8_length(texts), 0).to_numpy(zero_copy_only=False)[indices]
-    return indices[np.argsort(-lengths, kind="stable")]
-
-
-def _in_input_order(output: Any, order: np.ndarray) -> Any:
-    """The model's output for rows encoded in ``order``, put back in input order; None if it cannot be."""
-    inverse = np.argsort(order)
-    if isinstance(output, np.ndarray) and output.shape[:1] == order.shape:
-        return output[inverse]
-    try:
-        import torch
-
-        if isinstance(output, torch.Tensor) and output.shape[0] == len(order):
-            return output.index_select(0, torch.as_tensor(inverse, device=output.device))  # strided or sparse
-    except ImportError:
-        pass
-    if isinstance(output, list) and len(output) == len(order):
-        return [output[i] for i in inverse]
-    return None
-
-
 class CachedEncoder:
     """An MTEB encoder that encodes each block of documents in length order and, with a ``root``, takes
     vectors from the content-keyed store and encodes only what is missing (``root`` None: no store)."""
@@ -115,11 +76,22 @@ class CachedEncoder:
         return self.wrapped.similarity_pairwise(embeddings1, embeddings2)
 
     def _runner(self, task_metadata: Any, hf_split: str, hf_subset: str, prompt_type: Any,
-                kwargs: dict[str, Any]) -> Callable[[Any], Any]:
-        """The wrapped model's encode for a loader, with this call's arguments."""
-        def run(loader: Any) -> Any:
-            return self.wrapped.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
-                                       hf_subset=hf_subset, prompt_type=prompt_type, **kwargs)
+                kwargs: dict[str, Any]) -> Callable[[Any, bool], Any]:
+        """The wrapped model's encode of a loader with this call's arguments (``quiet``: no progress bar of its
+        own), the tokenizer's threads on and, for a sentence-transformers model, the vectors kept on its
+        device until the call ends (returned as the numpy array they would have been)."""
+        import torch
+
+        extra = {name: value for name, value in vectors_on_device_kwargs(self.wrapped).items() if name not in kwargs}
+
+        def run(loader: Any, quiet: bool = False) -> Any:
+            arguments = {**kwargs, **extra, **({"show_progress_bar": False} if quiet else {})}
+            with tokenizer_threads():
+                output = self.wrapped.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
+                                             hf_subset=hf_subset, prompt_type=prompt_type, **arguments)
+            if extra and isinstance(output, torch.Tensor) and output.layout == torch.strided and output.device.type == "cpu":
+                return output.numpy()
+            return output
         return run
 
     def _keyed(self, inputs: Any, task_metadata: Any, prompt_type: Any, kwargs: dict[str, Any]
@@ -183,19 +155,21 @@ class CachedEncoder:
                 return run(inputs)
         return run(inputs)
 
-    def _encode_in_length_order(self, inputs: Any, run: Callable[[Any], Any], kwargs: dict[str, Any]) -> Any:
-        """The whole block encoded longest first and put back in input order (no store)."""
+    def _encode_in_length_order(self, inputs: Any, run: Callable[[Any, bool], Any], kwargs: dict[str, Any]) -> Any:
+        """The whole block encoded in length order and put back in input order (no store)."""
         if key_fields(inputs) is None or "text" not in inputs.dataset.column_names or len(inputs.dataset) < 2:
             return run(inputs)
-        order = length_order(inputs.dataset, np.arange(len(inputs.dataset)))
-        restored = _in_input_order(run(_subset_loader(inputs, order.tolist(), kwargs.get("batch_size", 32))), order)
+        rows, lengths = length_order(inputs.dataset, np.arange(len(inputs.dataset)))
+        output = encode_in_runs(inputs, rows, lengths, run, kwargs.get("batch_size", 32),
+                                progress=kwargs.get("show_progress_bar", True))
+        restored = in_input_order(output, rows)
         if restored is None:  # an output this wrapper cannot reorder: the model's own, in input order
             logger.info("%s returns an output that cannot be reordered; encoding in input order",
                         self.mteb_model_meta.name)
             return run(inputs)
         return restored
 
-    def _store_missing(self, store: EmbeddingStore, keys: np.ndarray, inputs: Any, run: Callable[[Any], Any],
+    def _store_missing(self, store: EmbeddingStore, keys: np.ndarray, inputs: Any, run: Callable[[Any, bool], Any],
                        kwargs: dict[str, Any]) -> Any:
         """Encode and store the items ``store`` lacks; returns None, or the model's own output for all of
         ``inputs`` when the model turns out not to return dense rows (which the cache cannot hold)."""
@@ -206,26 +180,29 @@ class CachedEncoder:
         absent = np.flatnonzero(rows < 0)
         _, first = np.unique(keys[absent], axis=0, return_index=True)  # a text repeated in the input is encoded once
         missing = np.sort(absent[first])
-        # longest first, so each chunk's batches hold texts of like length (the store restores input order)
-        missing = (length_order(inputs.dataset, missing) if "text" in inputs.dataset.column_names else missing).tolist()
+        # longest first, so each chunk's batches hold texts of one length (the store restores input order)
+        missing, lengths = (length_order(inputs.dataset, missing) if "text" in inputs.dataset.column_names
+                            else (missing, np.zeros(len(missing), dtype=np.int64)))
         logger.info("embedding cache %s: %d of %d items stored, encoding %d", store.folder,
                     len(keys) - len(absent), len(keys), len(missing))
-        chunks = [missing[start:start + CHUNK_SIZE] for start in range(0, len(missing), CHUNK_SIZE)]
+        chunks = [slice(start, start + CHUNK_SIZE) for start in range(0, len(missing), CHUNK_SIZE)]
         if len(chunks) > 1 and kwargs.get("show_progress_bar", True):
             from tqdm.auto import tqdm
 
             chunks = tqdm(chunks, desc="Encoding missing items", unit="chunk")
         for chunk in chunks:
-            output = run(_subset_loader(inputs, chunk, kwargs.get("batch_size", 32)))
-            vectors = _dense_rows(output, len(chunk))
+            output = encode_in_runs(inputs, missing[chunk], lengths[chunk], run, kwargs.get("batch_size", 32),
+                                    progress=False)
+            vectors = _dense_rows(output, len(missing[chunk]))
             if vectors is None:
                 store.cacheable = False
                 logger.info("embedding cache: %s does not return dense rows; not caching it",
                             self.mteb_model_meta.name)
                 # the whole input in one chunk (a permutation of it): reorder the output, not encode again
-                restored = _in_input_order(output, np.asarray(chunk)) if len(chunk) == len(keys) else None
+                encoded = missing[chunk]
+                restored = in_input_order(output, encoded) if len(encoded) == len(keys) else None
                 return run(inputs) if restored is None else restored
-            store.add(keys[chunk], vectors)
+            store.add(keys[missing[chunk]], vectors)
         return None
 
 
