@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -242,8 +241,8 @@ def test_blocks_are_encoded_longest_first_and_returned_in_input_order(minilm: An
     if not store:
         monkeypatch.setenv(CACHE_ENV, "off")
     vectors = _encode(with_embedding_cache(minilm), _documents_loader(texts))
-    words_and_marks = [len(re.findall(r"[A-Za-z0-9_]+|[^A-Za-z0-9_\s]", text)) for text in texts]
-    assert seen == [text for _, text in sorted(zip(words_and_marks, texts, strict=True), key=lambda pair: -pair[0])]
+    tokens = [len(ids) for ids in minilm.model.tokenizer(texts)["input_ids"]]  # the model's own count
+    assert seen == [text for _, text in sorted(zip(tokens, texts, strict=True), key=lambda pair: -pair[0])]
     np.testing.assert_allclose(vectors, plain, atol=1e-6)
 
 
@@ -498,3 +497,20 @@ def test_sentence_transformers_vectors_stay_on_the_device_and_come_back_as_numpy
                                                   prompt_type=PromptType.document, batch_size=8)
     assert all(call["convert_to_tensor"] is True for call in arguments)
     assert isinstance(vectors, np.ndarray) and vectors.dtype == np.float32
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_encode_calls_are_whole_batches_each_of_one_length_or_one_batch(seed: int) -> None:
+    """So the model's own sort within a call cannot put texts of other lengths in one batch."""
+    from airbench_mteb.models.embedding_cache.ordering import encode_calls
+
+    rng = np.random.default_rng(seed)
+    lengths = np.sort(rng.geometric(0.05 if seed % 2 else 0.5, size=int(rng.integers(1, 400))))[::-1]
+    calls = encode_calls(lengths, batch_size=8)
+    assert [c.start for c in calls] == [0, *[c.stop for c in calls[:-1]]] and calls[-1].stop == len(lengths)
+    for call in calls:
+        assert call.start % 8 == 0
+        assert len(set(lengths[call].tolist())) == 1 or call.stop - call.start <= 8
+    batches = -(-len(lengths) // 8)
+    single_length_runs = sum(1 for start in range(0, len(lengths), 8) if lengths[start] != lengths[min(start + 8, len(lengths)) - 1])
+    assert len(calls) <= single_length_runs + len(set(lengths.tolist())) and len(calls) <= batches

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from airbench_mteb.models.embedding_cache.keys import item_keys, key_fields, namespace_settings
-from airbench_mteb.models.embedding_cache.ordering import encode_in_runs, in_input_order, length_order
+from airbench_mteb.models.embedding_cache.ordering import encode_in_calls, in_input_order, length_order, token_counter
 from airbench_mteb.models.embedding_cache.store import (
     DamagedShard,
     EmbeddingCacheWarning,
@@ -58,6 +58,7 @@ class CachedEncoder:
     def __init__(self, model: Any, root: Path | None) -> None:
         self.wrapped = model
         self.root = root
+        self._count_tokens = token_counter(model)  # None: blocks are ordered by characters
 
     @property
     def mteb_model_meta(self) -> Any:
@@ -159,8 +160,8 @@ class CachedEncoder:
         """The whole block encoded in length order and put back in input order (no store)."""
         if key_fields(inputs) is None or "text" not in inputs.dataset.column_names or len(inputs.dataset) < 2:
             return run(inputs)
-        rows, lengths = length_order(inputs.dataset, np.arange(len(inputs.dataset)))
-        output = encode_in_runs(inputs, rows, lengths, run, kwargs.get("batch_size", 32),
+        rows, lengths = length_order(inputs.dataset, np.arange(len(inputs.dataset)), self._count_tokens)
+        output = encode_in_calls(inputs, rows, lengths, run, kwargs.get("batch_size", 32),
                                 progress=kwargs.get("show_progress_bar", True))
         restored = in_input_order(output, rows)
         if restored is None:  # an output this wrapper cannot reorder: the model's own, in input order
@@ -181,7 +182,7 @@ class CachedEncoder:
         _, first = np.unique(keys[absent], axis=0, return_index=True)  # a text repeated in the input is encoded once
         missing = np.sort(absent[first])
         # longest first, so each chunk's batches hold texts of one length (the store restores input order)
-        missing, lengths = (length_order(inputs.dataset, missing) if "text" in inputs.dataset.column_names
+        missing, lengths = (length_order(inputs.dataset, missing, self._count_tokens) if "text" in inputs.dataset.column_names
                             else (missing, np.zeros(len(missing), dtype=np.int64)))
         logger.info("embedding cache %s: %d of %d items stored, encoding %d", store.folder,
                     len(keys) - len(absent), len(keys), len(missing))
@@ -191,7 +192,7 @@ class CachedEncoder:
 
             chunks = tqdm(chunks, desc="Encoding missing items", unit="chunk")
         for chunk in chunks:
-            output = encode_in_runs(inputs, missing[chunk], lengths[chunk], run, kwargs.get("batch_size", 32),
+            output = encode_in_calls(inputs, missing[chunk], lengths[chunk], run, kwargs.get("batch_size", 32),
                                     progress=False)
             vectors = _dense_rows(output, len(missing[chunk]))
             if vectors is None:
