@@ -1,10 +1,11 @@
-"""Full-corpus dense search whose running top k stays in tensors, merged per chunk by one ``torch.topk``.
+"""Full-corpus dense search whose running top k stays in tensors, merged by ``torch.topk`` without Python loops.
 
 MTEB's search takes each chunk's top k+1 per query with torch, then pushes every (score, id) pair into
 one Python heap per query: about a billion heap operations for AIR-Bench's ``qa_msmarco_en`` (8.9 M
 passages, 6,319 queries, depth 1,000). Here each query's best k are one row of an int64 tensor, on the
-model's device, and each chunk is merged with a single ``torch.topk`` over [running, chunk]; the queries
-are encoded once (MTEB's own step) and the chunk size follows the memory available.
+model's device; a chunk adds only the scores that can still enter it (:class:`TopKMerge`), and one
+``torch.topk`` over [running, candidates] merges them now and then; the queries are encoded once (MTEB's
+own step) and the chunk size follows the memory available.
 
 Order, exact ties included: each candidate is one int64 key, its float32 score mapped to an int32 of the
 same order in the high half and the rank of its document id (ids sorted as Python sorts strings) in the
