@@ -95,6 +95,19 @@ def test_nan_scores_are_refused(earlier: list[float]) -> None:
         merge.add(torch.tensor([[0.1, float("nan"), 0.1]]), torch.arange(3, dtype=torch.int32))
 
 
+def _assert_merged_in_chunks_equals_one_sort(scores: torch.Tensor, ranks: torch.Tensor, depth: int, chunk: int) -> None:
+    """Merging ``scores`` chunk by chunk keeps per query what one sort of all (score, id rank) pairs keeps
+    (``-0.0`` as ``0.0``), larger first."""
+    queries, width = scores.shape
+    merge = TopKMerge(queries, depth, torch.device("cpu"))
+    for start in range(0, width, chunk):
+        merge.add(scores[:, start:start + chunk], ranks[start:start + chunk])
+    kept = merge.best()
+    for row in range(queries):
+        expected = sorted(zip((scores[row] + 0.0).tolist(), ranks.tolist(), strict=True), reverse=True)[:depth]
+        assert list(zip(scores_of(kept[row]).tolist(), (kept[row] & 0xFFFFFFFF).tolist(), strict=True)) == expected
+
+
 @pytest.mark.parametrize("chunk", [1, 3, 7, 50])
 def test_the_bar_keeps_exactly_what_keying_every_score_keeps(chunk: int) -> None:
     """Scores on a coarse grid (many exact ties, -0.0 among them), merged in chunks of several widths, equal
@@ -102,14 +115,8 @@ def test_the_bar_keeps_exactly_what_keying_every_score_keeps(chunk: int) -> None
     rng = np.random.default_rng(chunk)
     scores = torch.from_numpy((rng.integers(-3, 4, size=(5, 200)) / 2).astype(np.float32))
     scores[scores == 0] = -0.0 if chunk % 2 else 0.0
-    ranks = torch.from_numpy(rng.permutation(200).astype(np.int32))
-    merge = TopKMerge(5, 20, torch.device("cpu"))
-    for start in range(0, 200, chunk):
-        merge.add(scores[:, start:start + chunk], ranks[start:start + chunk])
-    kept = merge.best()
-    for row in range(5):
-        expected = sorted(zip((scores[row] + 0.0).tolist(), ranks.tolist(), strict=True), reverse=True)[:20]
-        assert list(zip(scores_of(kept[row]).tolist(), (kept[row] & 0xFFFFFFFF).tolist(), strict=True)) == expected
+    _assert_merged_in_chunks_equals_one_sort(scores, torch.from_numpy(rng.permutation(200).astype(np.int32)),
+                                             depth=20, chunk=chunk)
 
 
 @pytest.mark.parametrize("chunk", [650, 2017])
@@ -120,14 +127,8 @@ def test_block_scan_and_waiting_candidates_keep_what_keying_every_score_keeps(ch
     scores = torch.from_numpy(rng.normal(size=(12, 20000)).astype(np.float32))
     scores[:, rng.integers(0, 20000, size=2000)] = scores[:, rng.integers(0, 20000, size=2000)]  # ties
     scores[1] = torch.linspace(-1, 1, 20000)  # a query whose best documents all come last: merges every chunk
-    ranks = torch.from_numpy(rng.permutation(20000).astype(np.int32))
-    merge = TopKMerge(12, 10, torch.device("cpu"))
-    for start in range(0, 20000, chunk):
-        merge.add(scores[:, start:start + chunk], ranks[start:start + chunk])
-    kept = merge.best()
-    for row in range(12):
-        expected = sorted(zip(scores[row].tolist(), ranks.tolist(), strict=True), reverse=True)[:10]
-        assert list(zip(scores_of(kept[row]).tolist(), (kept[row] & 0xFFFFFFFF).tolist(), strict=True)) == expected
+    _assert_merged_in_chunks_equals_one_sort(scores, torch.from_numpy(rng.permutation(20000).astype(np.int32)),
+                                             depth=10, chunk=chunk)
 
 
 def test_a_nan_inside_a_scanned_block_is_refused() -> None:
