@@ -514,3 +514,27 @@ def test_encode_calls_are_whole_batches_each_of_one_length_or_one_batch(seed: in
     batches = -(-len(lengths) // 8)
     single_length_runs = sum(1 for start in range(0, len(lengths), 8) if lengths[start] != lengths[min(start + 8, len(lengths)) - 1])
     assert len(calls) <= single_length_runs + len(set(lengths.tolist())) and len(calls) <= batches
+
+
+def test_a_process_forked_after_the_tokenizer_threads_ran_still_tokenizes(minilm: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fork deadlock the variable guards against: the parent runs the tokenizer's thread pool, then forks;
+    the child must not turn the threads on again (it inherits the pool without its threads and would hang)."""
+    import multiprocessing
+
+    from airbench_mteb.models import tokenizer_threads
+    from airbench_mteb.models.embedding_cache.ordering import token_counter
+
+    monkeypatch.setattr(tokenizer_threads, "USER_SETTING", None)
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    count = token_counter(minilm)
+    texts = LEE * 40  # enough for the tokenizer to split the batch over its threads
+    expected = count(texts)  # the pool runs in this process
+    child = multiprocessing.get_context("fork").Process(target=count, args=(texts,))
+    child.start()
+    child.join(timeout=60)
+    hung = child.is_alive()
+    if hung:
+        child.kill()
+    assert not hung and child.exitcode == 0
+    assert len(expected) == len(texts)

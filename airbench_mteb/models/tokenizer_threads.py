@@ -2,10 +2,12 @@
 
 ``mteb run`` sets ``TOKENIZERS_PARALLELISM=false`` for the whole process, whatever the user set, so each
 batch is tokenized on one core while a GPU waits for it (on an H100, 50,000 passages at batch 32: 8.4 s of
-tokenizing on one core against 1.3 s with the tokenizer's threads). The setting guards against a deadlock
-in a process forked after the threads were used; none is forked during an encode call (mteb's loaders
-run in-process), so the threads are given back for the call and the variable is put back afterwards,
-before anything can fork. A value the user set before mteb started is kept as it is.
+tokenizing on one core against 1.3 s with the tokenizer's threads). The setting guards against a deadlock:
+a process forked after the tokenizer's thread pool ran inherits the pool without its threads, and hangs
+the first time it tokenizes in parallel. So the threads are given back only for the length of an encode
+call (nothing forks during one: mteb's loaders run in-process), the variable is put back afterwards, and
+never in a forked child of the process that imported the plugin (its parent may have used the pool). A
+value the user set before mteb started is kept as it is.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from contextlib import contextmanager
 
 VARIABLE = "TOKENIZERS_PARALLELISM"
 USER_SETTING = os.environ.get(VARIABLE)  # read when the plugin is imported: before mteb's command line sets it
+_IMPORTED_BY = os.getpid()  # a forked child keeps this value, so it can tell it is one
 
 
 @contextmanager
 def tokenizer_threads() -> Iterator[None]:
-    """Fast tokenizers may use their threads inside this block (unless the user set the variable)."""
-    if USER_SETTING is not None:
+    """Fast tokenizers may use their threads inside this block (unless the user set the variable, or this
+    process is a fork of the one that imported the plugin)."""
+    if USER_SETTING is not None or os.getpid() != _IMPORTED_BY:
         yield
         return
     before = os.environ.get(VARIABLE)
