@@ -512,8 +512,8 @@ def test_encode_calls_are_whole_batches_each_of_one_length_or_one_batch(seed: in
         assert call.start % 8 == 0
         assert len(set(lengths[call].tolist())) == 1 or call.stop - call.start <= 8
     batches = -(-len(lengths) // 8)
-    single_length_runs = sum(1 for start in range(0, len(lengths), 8) if lengths[start] != lengths[min(start + 8, len(lengths)) - 1])
-    assert len(calls) <= single_length_runs + len(set(lengths.tolist())) and len(calls) <= batches
+    mixed_batches = sum(1 for start in range(0, len(lengths), 8) if lengths[start] != lengths[min(start + 8, len(lengths)) - 1])
+    assert len(calls) <= mixed_batches + len(set(lengths.tolist())) and len(calls) <= batches
 
 
 def test_a_process_forked_after_the_tokenizer_threads_ran_still_tokenizes(minilm: Any,

@@ -137,11 +137,16 @@ class TopKMerge:
         self._waiting_per_query = torch.zeros(queries, dtype=torch.int64, device=device)
         self._waiting_documents = 0
 
+    @property
+    def _full(self) -> bool:
+        """Whether the running keys are all real documents (``depth`` of them were merged)."""
+        return self.merged >= self.depth
+
     def _bar(self, scores: Any) -> Any:
         """Per query, the lowest score that can still enter the top ``depth`` (``-inf`` while there is room)."""
         import torch
 
-        if self.merged >= self.depth:
+        if self._full:
             return scores_of(self.keys[:, -1:])  # the running keys are kept best first
         if scores.shape[1] >= self.depth:
             return torch.topk(scores, self.depth, dim=1, sorted=False).values.min(dim=1, keepdim=True).values
@@ -153,7 +158,7 @@ class TopKMerge:
         import torch
 
         queries, width = scores.shape
-        blocks = width // BLOCK if self.merged >= self.depth else 0
+        blocks = width // BLOCK if self._full else 0
         if blocks == 0:
             return torch.nonzero(torch.logical_not(scores < bar).view(-1)).view(-1)
         maxima = scores[:, :blocks * BLOCK].view(queries, blocks, BLOCK).amax(dim=2)  # a NaN makes its block's NaN
@@ -191,7 +196,7 @@ class TopKMerge:
             ordered_keys(chosen, ranks[columns], keys)
             self._waiting.append((rows, slots, keys))
             self._waiting_per_query += counts
-        if self.merged < self.depth or int(self._waiting_per_query.max()) >= self.depth:
+        if not self._full or int(self._waiting_per_query.max()) >= self.depth:
             self._merge()
 
     def _merge(self) -> None:

@@ -44,10 +44,12 @@ def token_counter(model: Any) -> TokenCounter | None:
 
 def text_lengths(dataset: Any, indices: np.ndarray, count_tokens: TokenCounter | None) -> np.ndarray:
     """The length of the ``text`` of the rows ``indices`` of ``dataset``: tokens by ``count_tokens``, else
-    characters (a missing text counts 0)."""
+    characters (a missing text counts 0; every row of a dataset without a text column counts 0)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if "text" not in dataset.column_names:
+        return np.zeros(len(indices), dtype=np.int64)
     texts = dataset.select_columns(["text"]).with_format("arrow")[:]["text"]
     if count_tokens is None:
         return pc.fill_null(pc.utf8_length(texts), 0).to_numpy(zero_copy_only=False)[indices]

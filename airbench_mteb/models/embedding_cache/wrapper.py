@@ -182,8 +182,7 @@ class CachedEncoder:
         _, first = np.unique(keys[absent], axis=0, return_index=True)  # a text repeated in the input is encoded once
         missing = np.sort(absent[first])
         # longest first, so each chunk's batches hold texts of one length (the store restores input order)
-        missing, lengths = (length_order(inputs.dataset, missing, self._count_tokens) if "text" in inputs.dataset.column_names
-                            else (missing, np.zeros(len(missing), dtype=np.int64)))
+        missing, lengths = length_order(inputs.dataset, missing, self._count_tokens)
         logger.info("embedding cache %s: %d of %d items stored, encoding %d", store.folder,
                     len(keys) - len(absent), len(keys), len(missing))
         chunks = [slice(start, start + CHUNK_SIZE) for start in range(0, len(missing), CHUNK_SIZE)]
