@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, field, read_jsonl
 from airbench_mteb.data.fingerprint import files_fingerprint
+from airbench_mteb.data.jsonl_arrow import NotProvablySame, arrow_batches
 
 BATCH_ROWS = 8192
 # Bump when the layout of the cached Arrow files changes.
@@ -81,31 +82,46 @@ class JsonlCorpusBuilder:
             yield line, doc_id, title, text
 
     def write(self, target: Path) -> int:
-        """Write the Arrow file (atomically); return the number of documents."""
+        """Write the Arrow file (atomically); return the number of documents.
+
+        Arrow's reader parses the file where it provably reads the same rows (:mod:`jsonl_arrow`); at
+        the first doubt the file is read again line by line, which also names a bad line.
+        """
         schema = _schema(self.keep_titles)
+        try:
+            fast = arrow_batches(self.path, id_key=self.id_key, keep_titles=self.keep_titles, schema=schema,
+                                 batch_rows=BATCH_ROWS)
+            return self._write(target, schema, fast)
+        except NotProvablySame:
+            return self._write(target, schema, self._line_batches(schema))
+
+    def _line_batches(self, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+        """The rows of :meth:`rows` in record batches of :data:`BATCH_ROWS`."""
+        batch: list[tuple[int, str, str, str]] = []
+        for item in self.rows():
+            batch.append(item)
+            if len(batch) == BATCH_ROWS:
+                yield self._record_batch(schema, batch)
+                batch = []
+        if batch:
+            yield self._record_batch(schema, batch)
+
+    @staticmethod
+    def _record_batch(schema: pa.Schema, batch: list[tuple[int, str, str, str]]) -> pa.RecordBatch:
+        _, ids, titles, texts = zip(*batch, strict=True)
+        columns = {"id": ids, "title": titles, "text": texts}
+        return pa.record_batch([pa.array(columns[name], pa.string()) for name in schema.names], schema=schema)
+
+    def _write(self, target: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> int:
         hashes: list[np.ndarray] = []
         count = 0
         with atomic_write(target, "wb") as handle, pa.ipc.new_stream(handle, schema) as writer:
-            batch: list[tuple[int, str, str, str]] = []
-            for item in self.rows():
-                batch.append(item)
-                if len(batch) == BATCH_ROWS:
-                    hashes.append(self._write_batch(writer, schema, batch))
-                    count += len(batch)
-                    batch = []
-            if batch:
-                hashes.append(self._write_batch(writer, schema, batch))
-                count += len(batch)
+            for batch in batches:
+                writer.write_batch(batch)
+                hashes.append(_id_hashes(batch.column(0).to_pylist()))
+                count += batch.num_rows
             self._check_unique(hashes)
         return count
-
-    def _write_batch(self, writer: pa.ipc.RecordBatchStreamWriter, schema: pa.Schema,
-                     batch: list[tuple[int, str, str, str]]) -> np.ndarray:
-        _, ids, titles, texts = zip(*batch, strict=True)
-        columns = {"id": ids, "title": titles, "text": texts}
-        writer.write_batch(pa.record_batch([pa.array(columns[name], pa.string()) for name in schema.names],
-                                           schema=schema))
-        return _id_hashes(ids)
 
     def _check_unique(self, hashes: list[np.ndarray]) -> None:
         repeated = _repeated(hashes)

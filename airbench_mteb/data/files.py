@@ -214,7 +214,7 @@ def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
             yield number, text
 
 
-def _bad_character(value: Any) -> str | None:
+def unreadable_text_reason(value: Any) -> str | None:
     """Why a parsed JSON value cannot be text (a NUL or a lone surrogate from a ``\\u`` escape), or None."""
     if isinstance(value, str):
         if "\x00" in value:
@@ -228,7 +228,7 @@ def _bad_character(value: Any) -> str | None:
         value = [*value.keys(), *value.values()]
     if isinstance(value, list):
         for item in value:
-            reason = _bad_character(item)
+            reason = unreadable_text_reason(item)
             if reason:
                 return reason
     return None
@@ -248,7 +248,7 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(row, dict):
             raise DatasetError("expected a JSON object", path=path, line=number)
         # only an escape can smuggle these past the byte checks; most lines have none
-        reason = _bad_character(row) if "\\u" in text else None
+        reason = unreadable_text_reason(row) if "\\u" in text else None
         if reason:
             raise DatasetError(f"malformed text: {reason}", path=path, line=number)
         yield number, row
