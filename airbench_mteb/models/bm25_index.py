@@ -7,8 +7,8 @@ Lucene's BM25Similarity, ``dl`` is the document's length as its one-byte norm st
 then 4 significant bits: see :func:`lucene_length`), while ``avgdl`` is exact; ``N`` and ``avgdl`` count
 only documents with at least one term (Lucene's per-field document count).
 
-Memory: while building, 6 bytes per (document, distinct term) pair and 8 per document, plus one batch
-of tokens (8 per pair in a batch where some term occurs over 65,535 times in one document); the
+Memory: while building, 8 bytes per (document, distinct term) pair and 4 per document, plus one batch
+of tokens (10 per pair in a batch where some term occurs over 65,535 times in one document); the
 finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the number of
 distinct terms, not with the corpus). The two overlap only while one is turned into the
 other, batch by batch.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain
+from itertools import chain, filterfalse
 
 import numpy as np
 from scipy import sparse
@@ -27,6 +27,13 @@ from scipy import sparse
 _BLOCK_ENTRIES = 1 << 22
 # Lucene's SmallFloat.intToByte4: byte values below 24 hold the length itself, the rest a 4-bit float.
 _EXACT_LENGTHS = 24
+
+
+def _global_ids(vocabulary: dict[str, int], terms: list[str]) -> np.ndarray:
+    """The vocabulary ids of a batch's distinct terms; the new ones are added in order (C-speed dict passes)."""
+    new = list(filterfalse(vocabulary.__contains__, terms))
+    vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
+    return np.fromiter(map(vocabulary.__getitem__, terms), dtype=np.int32, count=len(terms))
 
 
 def lucene_length(lengths: np.ndarray) -> np.ndarray:
@@ -51,23 +58,23 @@ def _inverse_norms(lengths: np.ndarray, k1: float, b: float, avgdl: float) -> np
 
 @dataclass
 class _BatchPairs:
-    """The distinct (document, term) pairs of one batch: 6 bytes per pair, plus 8 per document."""
+    """The distinct (document, term) pairs of one batch, term-major: 8 bytes per pair, plus 4 per document."""
 
-    terms: np.ndarray  # int32 term id of each pair, grouped by document in corpus order
+    terms: np.ndarray  # int32 term id of each pair; a term's pairs are together, documents ascending among them
+    documents: np.ndarray  # position of each pair's document within the batch: uint16, or uint32 in a larger batch
     counts: np.ndarray  # occurrences of the term in the document: uint16, or uint32 where one exceeds 65,535
-    distinct: np.ndarray  # int32 number of pairs (distinct terms) of each document
     lengths: np.ndarray  # int32 number of terms of each document (its length for BM25)
 
     @classmethod
     def of(cls, flat: np.ndarray, lengths: np.ndarray) -> _BatchPairs:
         """The pairs of documents given as their term ids end to end (``flat``) and their term counts."""
-        pairs, counts = np.unique(np.repeat(np.arange(len(lengths), dtype=np.int64), lengths) << 32 | flat,
+        pairs, counts = np.unique(flat << 32 | np.repeat(np.arange(len(lengths), dtype=np.int64), lengths),
                                   return_counts=True)
-        distinct = np.bincount((pairs >> 32).astype(np.int64), minlength=len(lengths)).astype(np.int32)
         # Exact counts (Lucene keeps term frequencies as ints), in 2 bytes unless a batch needs more.
         count_type = np.uint16 if not len(counts) or counts.max() <= np.iinfo(np.uint16).max else np.uint32
-        return cls((pairs & 0xFFFFFFFF).astype(np.int32), counts.astype(count_type), distinct,
-                   lengths.astype(np.int32))
+        document_type = np.uint16 if len(lengths) <= np.iinfo(np.uint16).max + 1 else np.uint32
+        return cls((pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(document_type),
+                   counts.astype(count_type), lengths.astype(np.int32))
 
 
 @dataclass
@@ -118,16 +125,16 @@ class BM25Index:
     def from_analysed(cls, batches: Iterable[AnalysedBatch], *, k1: float, b: float) -> BM25Index:
         """Index analysed batches, in corpus order (term ids follow the terms' first occurrence in the corpus).
 
-        First pass: each batch's pairs are kept compactly (term id and count; the documents follow from
-        the per-document pair counts), their term ids turned global. Second pass, once the document
-        frequencies are known: each batch's weights are scattered into the final term-major arrays and
-        the batch is freed, so the peak is about one copy of the pairs.
+        First pass: each batch's pairs are kept compactly (term id, document within the batch, count),
+        term-major as the analysis sorted them, their term ids turned global. Second pass, once the document
+        frequencies are known: each batch's weights are scattered into the final term-major arrays (no sort:
+        a term's pairs are together and in document order) and the batch is freed, so the peak is about one
+        copy of the pairs.
         """
         vocabulary: dict[str, int] = {}
         pending: list[_BatchPairs] = []
         for batch in batches:
-            ids = np.fromiter((vocabulary.setdefault(term, len(vocabulary)) for term in batch.vocabulary),
-                              dtype=np.int32, count=len(batch.vocabulary))
+            ids = _global_ids(vocabulary, batch.vocabulary)
             pending.append(replace(batch.pairs, terms=ids[batch.pairs.terms]))
         n_docs = sum(len(p.lengths) for p in pending)
         n_scored = sum(int(np.count_nonzero(p.lengths)) for p in pending)  # Lucene's docCount
@@ -145,20 +152,18 @@ class BM25Index:
         first_doc = 0
         while pending:
             pairs = pending.pop(0)
-            docs = np.repeat(np.arange(first_doc, first_doc + len(pairs.lengths), dtype=np.int32), pairs.distinct)
             tf = pairs.counts.astype(np.float32)
             inverse_norm = _inverse_norms(lucene_length(pairs.lengths), k1, b, avgdl)
             # Lucene's float32 form of idf * tf / (tf + norm), so scores tie where Lucene's do.
             idf_t = idf[pairs.terms]
-            weight = idf_t - idf_t / (np.float32(1) + tf * np.repeat(inverse_norm, pairs.distinct))
-            order = np.argsort(pairs.terms, kind="stable")  # by term, documents ascending within a term
-            terms = pairs.terms[order]
-            starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
-            rank = np.arange(len(terms)) - np.repeat(starts, np.diff(np.r_[starts, len(terms)]))
-            position = cursor[terms] + rank
-            documents[position] = docs[order]
-            weights[position] = weight[order]
-            cursor[terms[starts]] += np.diff(np.r_[starts, len(terms)])
+            weight = idf_t - idf_t / (np.float32(1) + tf * inverse_norm[pairs.documents])
+            # The batch is term-major already: each term's pairs go, in order, to the term's next free entries.
+            starts = np.flatnonzero(np.r_[True, pairs.terms[1:] != pairs.terms[:-1]])
+            sizes = np.diff(np.r_[starts, len(pairs.terms)])
+            position = cursor[pairs.terms] + (np.arange(len(pairs.terms)) - np.repeat(starts, sizes))
+            documents[position] = pairs.documents.astype(np.int32) + first_doc
+            weights[position] = weight
+            cursor[pairs.terms[starts]] += sizes
             first_doc += len(pairs.lengths)
         return cls(vocabulary, indptr, documents, weights, n_docs)
 
