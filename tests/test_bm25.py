@@ -207,6 +207,22 @@ def test_scores_match_lucenes_bm25(query: str, k1: float, b: float) -> None:
     assert list(run.values()) == sorted(run.values(), reverse=True)
 
 
+def test_the_index_is_the_same_however_the_corpus_is_cut_into_batches() -> None:
+    rng = np.random.default_rng(3)
+    documents = [[f"t{w}" for w in rng.zipf(1.5, size=rng.integers(0, 30)) % 40] for _ in range(101)]
+    whole = BM25Index.build([documents], k1=0.9, b=0.4)
+    for size in (1, 7, 64):
+        cut = BM25Index.build([documents[i:i + size] for i in range(0, len(documents), size)], k1=0.9, b=0.4)
+        assert cut.vocabulary == whole.vocabulary
+        for name in ("indptr", "documents", "weights"):
+            assert np.array_equal(getattr(cut, name), getattr(whole, name)), (size, name)
+    for term, t in whole.vocabulary.items():  # each term's documents ascending, with Lucene's weights
+        postings = whole.documents[whole.indptr[t]:whole.indptr[t + 1]]
+        assert postings.tolist() == [i for i, d in enumerate(documents) if term in d]
+    expected = _okapi_bm25(["t1", "t2", "t7"], documents, 0.9, 0.4)
+    assert whole.scores(whole.term_ids(["t1", "t2", "t7"])).tolist() == pytest.approx(expected, abs=1e-5)
+
+
 def test_term_counts_above_65535_are_exact_as_in_lucene() -> None:
     # Both lengths keep the same norm byte (65,560), so only the term counts 70,000 and 70,010 order them;
     # short documents keep avgdl small, so the counts move the float32 score.

@@ -152,6 +152,9 @@ class BM25Index:
         first_doc = 0
         while pending:
             pairs = pending.pop(0)
+            batch_first, first_doc = first_doc, first_doc + len(pairs.lengths)
+            if not len(pairs.terms):  # documents without terms (stopwords only, or empty)
+                continue
             tf = pairs.counts.astype(np.float32)
             inverse_norm = _inverse_norms(lucene_length(pairs.lengths), k1, b, avgdl)
             # Lucene's float32 form of idf * tf / (tf + norm), so scores tie where Lucene's do.
@@ -161,10 +164,9 @@ class BM25Index:
             starts = np.flatnonzero(np.r_[True, pairs.terms[1:] != pairs.terms[:-1]])
             sizes = np.diff(np.r_[starts, len(pairs.terms)])
             position = cursor[pairs.terms] + (np.arange(len(pairs.terms)) - np.repeat(starts, sizes))
-            documents[position] = pairs.documents.astype(np.int32) + first_doc
+            documents[position] = pairs.documents.astype(np.int32) + batch_first
             weights[position] = weight
             cursor[pairs.terms[starts]] += sizes
-            first_doc += len(pairs.lengths)
         return cls(vocabulary, indptr, documents, weights, n_docs)
 
     def term_ids(self, terms: Iterable[str]) -> list[int]:
