@@ -59,6 +59,8 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._eval_splits"),
     PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._top_k", on_instance=True),
     PrivateName("mteb._create_dataloaders", "create_dataloader"),
+    PrivateName("mteb._create_dataloaders", "_corpus_to_dict"),
+    PrivateName("mteb._create_dataloaders", "_custom_collate_fn"),
     PrivateName("mteb.models.search_wrappers", "SearchEncoderWrapper._full_corpus_search"),
     PrivateName("mteb.cli.build_cli", "_add_run_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_tasks_parser"),
@@ -249,6 +251,21 @@ def create_dataloader(dataset: Any, *, task_metadata: Any, prompt_type: Any, bat
 
     return mteb_create_dataloader(dataset, task_metadata=task_metadata, prompt_type=prompt_type,
                                   batch_size=batch_size)
+
+
+def collate_batch() -> Callable[[list[dict[str, Any]]], Any]:
+    """MTEB's collate function for the batches its dataloaders hand to ``encode``."""
+    from mteb._create_dataloaders import _custom_collate_fn
+
+    return _custom_collate_fn
+
+
+def standardize_document(row: dict[str, Any]) -> dict[str, Any]:
+    """One corpus row as MTEB's document dataloader makes it (``_corpus_to_dict``): the reference that
+    :mod:`airbench_mteb.models.document_loader` computes column-wise."""
+    from mteb._create_dataloaders import _corpus_to_dict
+
+    return _corpus_to_dict(row)
 
 
 def vectors_on_device_kwargs(model: Any) -> dict[str, Any]:

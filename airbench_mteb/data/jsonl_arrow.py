@@ -13,12 +13,10 @@ which either gives the same rows or the error naming the line.
 from __future__ import annotations
 
 import codecs
-import functools
 import json
 import mmap
 import os
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from airbench_mteb.data.arrow_text import python_strip
 from airbench_mteb.data.files import unreadable_text_reason
 
 BLOCK_BYTES = 16 << 20  # bytes of whole lines handed to Arrow at a time (its threads split them further)
@@ -40,12 +39,6 @@ _SHORT_INFINITY = re.compile(rb"Inf(?!inity)")
 
 class NotProvablySame(Exception):
     """The fast reader cannot show that it reads what the line reader reads; read the file line by line."""
-
-
-@functools.cache
-def _python_whitespace() -> str:
-    """Every character ``str.strip()`` removes: what the line reader counts as white space."""
-    return "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
 
 
 def _whole_line_blocks(path: Path) -> Iterator[memoryview]:
@@ -167,7 +160,7 @@ def _parse_ids_as_strings_or_integers(block: memoryview, id_key: str, text_field
 
 
 def _is_blank(texts: pa.ChunkedArray) -> pa.ChunkedArray:
-    return pc.equal(pc.utf8_length(pc.utf8_trim(texts, _python_whitespace())), 0)
+    return pc.equal(pc.utf8_length(python_strip(texts)), 0)
 
 
 def _checked_columns(table: pa.Table, id_key: str, keep_titles: bool) -> list[pa.ChunkedArray]:

@@ -1,7 +1,7 @@
 """The Ray Data actor: one model instance, encoding row ranges of corpora into the embedding cache.
 
-Each range goes through exactly the calls a later ``mteb run`` makes for a corpus (mteb's own
-``create_dataloader`` with the document prompt type, then ``encode`` with the task's metadata and
+Each range goes through exactly the calls a later ``mteb run`` makes for a corpus (the batches of mteb's
+document dataloader, :func:`~airbench_mteb.models.document_loader.document_loader`, then ``encode`` with the task's metadata and
 the same encode keyword arguments), behind the content-keyed cache, so the keys and namespace are
 the ones that run looks up. The cache writes each chunk atomically and skips stored items, which
 makes a retried range (after a worker was killed) encode only what never reached the disk.
@@ -67,16 +67,15 @@ class CorpusEncoder:
         """Encode rows ``start:stop`` of corpus ``number`` into the cache; what was encoded and where it went."""
         from mteb.types import PromptType
 
-        from airbench_mteb.mteb_compat import create_dataloader
+        from airbench_mteb.models.document_loader import document_loader
 
         if self.failure:
             return _range_row(0, error=self.failure)
         source = self.sources[number]
         before = self.counter.encoded
         try:
-            loader = create_dataloader(self._corpus(number).select(range(start, stop)),
-                                       task_metadata=source.task_metadata, prompt_type=PromptType.document,
-                                       batch_size=self.encode_kwargs.get("batch_size", 32))
+            loader = document_loader(self._corpus(number).select(range(start, stop)),
+                                     task_metadata=source.task_metadata, batch_size=self.encode_kwargs.get("batch_size", 32))
             keyed = self.model.fill(loader, task_metadata=source.task_metadata, hf_split=source.hf_split,
                                     hf_subset=source.hf_subset, prompt_type=PromptType.document, **self.encode_kwargs)
         except Exception as error:  # reported to the driver as the range's error

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from airbench_mteb.mteb_compat import HookedEncoderSearch, create_dataloader
+from airbench_mteb.models.document_loader import document_loader
+from airbench_mteb.mteb_compat import HookedEncoderSearch
 
 logger = logging.getLogger(__name__)
 
@@ -261,9 +262,8 @@ class DeviceTopKSearch(HookedEncoderSearch):
         with (timer or TimingStack())("Searching corpus", split=hf_split, subset=hf_subset):
             for start in range(0, documents, chunk):
                 end = min(start + chunk, documents)
-                loader = create_dataloader(corpus.select(range(start, end)), task_metadata=task_metadata,
-                                           prompt_type=PromptType.document,
-                                           batch_size=encode_kwargs.get("batch_size", 32))
+                loader = document_loader(corpus.select(range(start, end)), task_metadata=task_metadata,
+                                         batch_size=encode_kwargs.get("batch_size", 32))
                 vectors = self.model.encode(loader, task_metadata=task_metadata, hf_split=hf_split,
                                             hf_subset=hf_subset, prompt_type=PromptType.document, **encode_kwargs)
                 scores = torch.as_tensor(self.model.similarity(queries, torch.as_tensor(vectors).to(device)))
