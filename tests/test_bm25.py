@@ -19,6 +19,7 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.models import bm25_index, bm25_workers
 from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, _arrow_batches, pyserini_scores
 from airbench_mteb.models.bm25_index import BM25Index
 from airbench_mteb.models.bm25_workers import analysed_batches
@@ -340,6 +341,26 @@ def test_block_search_equals_scoring_each_query_alone(nfcorpus_in_process: tuple
         order = np.lexsort((candidates, -dense[candidates]))[:50]
         assert positions.tolist() == candidates[order].tolist()
         assert scores.tolist() == dense[candidates[order]].tolist()
+
+
+def test_worker_processes_search_blocks_of_queries_as_this_process_does(
+        nfcorpus_in_process: tuple[BM25Search, Dataset, Dataset], monkeypatch: pytest.MonkeyPatch) -> None:
+    model, _, queries = nfcorpus_in_process
+    index = model._current.index
+    term_ids = [index.term_ids(model._current.terms(text)) for text in queries["text"]]
+    monkeypatch.setattr(bm25_index, "_BLOCK_ENTRIES", 5_000)  # many blocks, each query alone or a few together
+    blocks = list(index.query_blocks(term_ids))
+    assert len(blocks) > 20 and any(len(block.queries) > 1 for block in blocks) and any(b.dense for b in blocks)
+    used = []
+    monkeypatch.setattr(bm25_workers, "_search_block",
+                        lambda shared, block: used.append(os.getpid()) or bm25_index.BM25Index.search_block(
+                            shared[0], block, shared[1]))
+    in_workers = list(bm25_workers.searched(index, term_ids, 100, workers=2))
+    assert not used  # the blocks were scored in the forked workers, none in this process
+    alone = list(index.search(term_ids, 100))
+    assert len(in_workers) == len(alone) == len(term_ids)
+    for (positions, scores), (positions_alone, scores_alone) in zip(in_workers, alone, strict=True):
+        assert positions.tolist() == positions_alone.tolist() and scores.tolist() == scores_alone.tolist()
 
 
 def test_a_document_that_cannot_be_analysed_in_a_worker_is_named_in_one_line() -> None:

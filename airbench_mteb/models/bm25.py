@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from airbench_mteb.models import segmenters
 from airbench_mteb.models.bm25_index import BM25Index, best_first
-from airbench_mteb.models.bm25_workers import analysed_batches, available_cores
+from airbench_mteb.models.bm25_workers import analysed_batches, available_cores, searched
 from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
 
 if TYPE_CHECKING:
@@ -72,7 +72,8 @@ class BM25Search:
     in batches (an Arrow corpus stays memory-mapped), analysed by ``workers`` processes (default: MTEB's
     ``num_proc`` where given, else every core this process may use; 1 analyses in this process, with the
     same result) into a numpy index
-    (:class:`~airbench_mteb.models.bm25_index.BM25Index`) that scores queries a block at a time. The ``max_indexes`` most recent indexes are
+    (:class:`~airbench_mteb.models.bm25_index.BM25Index`) that scores queries a block at a time, the blocks
+    spread over as many processes where the platform can fork (they share the index with this process). The ``max_indexes`` most recent indexes are
     kept, keyed by the corpus content, the analysis and the languages, so a corpus shared by splits,
     subsets, tasks or settings is indexed once. Only documents sharing a term
     with the query are returned (an exact tie at the ``top_k`` cut-off is decided by corpus order);
@@ -108,8 +109,7 @@ class BM25Search:
             self._indexes.move_to_end(key)
             logger.info("BM25: reusing the index of this corpus (%d documents)", len(corpus))
         else:
-            workers = self.workers or num_proc or available_cores()
-            self._indexes[key] = self._build(languages, corpus, show_progress, workers)
+            self._indexes[key] = self._build(languages, corpus, show_progress, self._workers(num_proc))
             while len(self._indexes) > self.max_indexes:
                 self._indexes.popitem(last=False)
         self._current = self._indexes[key]
@@ -123,8 +123,8 @@ class BM25Search:
         ids, texts = list(queries["id"]), list(queries["text"])
         term_ids = [current.index.term_ids(current.terms(text)) for text in texts]
         reranked = top_ranked or {}
-        ranked = current.index.search([terms for query_id, terms in zip(ids, term_ids, strict=True)
-                                       if query_id not in reranked], top_k)
+        ranked = searched(current.index, [terms for query_id, terms in zip(ids, term_ids, strict=True)
+                                          if query_id not in reranked], top_k, self._workers(num_proc))
         results: dict[str, dict[str, float]] = {}
         for query_id, terms in tqdm(zip(ids, term_ids, strict=True), total=len(ids), desc="BM25 search", unit="query",
                                     leave=False, disable=not _show_progress(encode_kwargs)):
@@ -141,6 +141,10 @@ class BM25Search:
             else:
                 results[query_id] = dict(zip(best_ids, best_scores.tolist(), strict=True))
         return results
+
+    def _workers(self, num_proc: int | None) -> int:
+        """Processes for analysis and search: as given, else MTEB's ``num_proc``, else every core this process may use."""
+        return self.workers or num_proc or available_cores()
 
     def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool, workers: int) -> _Index:
         terms = analysis_terms(self.analysis, languages)

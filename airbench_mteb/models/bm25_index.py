@@ -109,6 +109,14 @@ def best_first(positions: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
 
 
 @dataclass
+class QueryBlock:
+    """Consecutive queries (term ids) scored together by :meth:`BM25Index.search_block`."""
+
+    queries: list[Sequence[int]]
+    dense: bool  # one query, scored into a dense array of every document
+
+
+@dataclass
 class BM25Index:
     vocabulary: dict[str, int]
     indptr: np.ndarray  # int64, len(vocabulary) + 1: the entries of term t are indptr[t]:indptr[t + 1]
@@ -178,47 +186,55 @@ class BM25Index:
         positions and float32 scores, best first, exact ties by position (:func:`best_first`); the scores are
         those of :meth:`scores`.
 
-        Queries are scored a block at a time as one sparse product, (query x term counts) @ (term x
-        document weights) restricted to the block's terms, so the work follows the postings read, not the
-        corpus size times the number of queries. A block holds queries until their postings reach
-        ``_BLOCK_ENTRIES``; a query that reads more postings than a quarter of the documents is scored
-        alone into a dense array (:meth:`scores`), which is cheaper there. A query's float32 weights are
-        summed in float64 (as Lucene sums clauses), which is exact whatever the order while they span less
-        than 2^29, then rounded to float32.
+        Queries are scored a block at a time (:meth:`query_blocks`, :meth:`search_block`), so the work follows
+        the postings read, not the corpus size times the number of queries.
         """
-        for block, dense in self._blocks(queries):
-            if dense:
-                scores = self.scores(queries[block[0]])
-                rows: Iterable[tuple[np.ndarray, np.ndarray]] = [(np.arange(self.num_documents), scores)]
-            else:
-                product = self._product([queries[i] for i in block])
-                rows = ((product.indices[start:end], product.data[start:end].astype(np.float32))
-                        for start, end in zip(product.indptr[:-1], product.indptr[1:], strict=True))
-            for positions, scores in rows:
-                keep = scores > 0  # Lucene's IDF > 0: positive means a shared term
-                positions, scores = positions[keep], scores[keep]
-                best = best_first(positions, scores, k)
-                yield positions[best].astype(np.int64), scores[best]
+        for block in self.query_blocks(queries):
+            yield from self.search_block(block, k)
 
-    def _blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], bool]]:
-        """Consecutive query numbers, grouped so a group's postings stay under ``_BLOCK_ENTRIES``, and whether
-        the group is one query to score densely."""
+    def search_block(self, block: QueryBlock, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The results of :meth:`search` for one block of queries, in order.
+
+        A block is scored as one sparse product, (query x term counts) @ (term x document weights)
+        restricted to the block's terms; a query that reads more postings than a quarter of the documents
+        is scored alone into a dense array (:meth:`scores`), which is cheaper there. A query's float32
+        weights are summed in float64 (as Lucene sums clauses), which is exact whatever the order while they
+        span less than 2^29, then rounded to float32.
+        """
+        if block.dense:
+            rows: Iterable[tuple[np.ndarray, np.ndarray]] = [(np.arange(self.num_documents),
+                                                               self.scores(block.queries[0]))]
+        else:
+            product = self._product(block.queries)
+            rows = ((product.indices[start:end], product.data[start:end].astype(np.float32))
+                    for start, end in zip(product.indptr[:-1], product.indptr[1:], strict=True))
+        results = []
+        for positions, scores in rows:
+            keep = scores > 0  # Lucene's IDF > 0: positive means a shared term
+            positions, scores = positions[keep], scores[keep]
+            best = best_first(positions, scores, k)
+            results.append((positions[best].astype(np.int64), scores[best]))
+        return results
+
+    def query_blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[QueryBlock]:
+        """Consecutive queries, grouped so a block's postings stay under ``_BLOCK_ENTRIES``; a query that
+        reads more than a quarter of the documents is a dense block of its own."""
         postings = np.diff(self.indptr)
-        block: list[int] = []
+        block: list[Sequence[int]] = []
         entries = 0
-        for i, terms in enumerate(queries):
+        for terms in queries:
             size = int(postings[np.asarray(terms, dtype=np.int64)].sum())
             dense = size > self.num_documents // 4
             if block and (dense or entries + size > _BLOCK_ENTRIES):
-                yield block, False
+                yield QueryBlock(block, dense=False)
                 block, entries = [], 0
             if dense:
-                yield [i], True
+                yield QueryBlock([terms], dense=True)
                 continue
-            block.append(i)
+            block.append(terms)
             entries += size
         if block:
-            yield block, False
+            yield QueryBlock(block, dense=False)
 
     def _product(self, queries: Sequence[Sequence[int]]) -> sparse.csr_array:
         """The queries' float64 scores as a (query x document) sparse matrix (documents in no set order in a row)."""

@@ -1,12 +1,16 @@
-"""The BM25 corpus analysis spread over worker processes, in corpus order, with a bounded amount in flight.
+"""BM25's corpus analysis and its search, spread over worker processes, in order, with a bounded amount in flight.
 
-Each worker turns one Arrow batch of documents into an
+:func:`in_order` runs ``function(shared, item)`` for each item in forked worker processes where the platform
+can fork: ``shared`` (the analyzer, the index) reaches them with the fork, never pickled, and at most
+``_IN_FLIGHT`` items per worker are queued, so memory does not grow with the work. Workers ignore Ctrl-C:
+the parent's KeyboardInterrupt cancels the queued items and waits only for those under way.
+
+Analysis: each worker turns one Arrow batch of documents into an
 :class:`~airbench_mteb.models.bm25_index.AnalysedBatch` (the batch's distinct terms and its (document,
 term, count) pairs), so what comes back is a few bytes per pair and one string per distinct term of the
-batch, not an object per token, and the indexing process only merges vocabularies. At most
-``_IN_FLIGHT`` batches per worker are queued, so memory does not grow with the corpus. Workers are
-forked where the platform can fork (they inherit the analyzer, no re-import) and ignore Ctrl-C: the
-parent's KeyboardInterrupt cancels the queued batches and waits only for those being analysed.
+batch, not an object per token, and the indexing process only merges vocabularies. Search: each worker
+scores blocks of queries (:meth:`~airbench_mteb.models.bm25_index.BM25Index.search_block`) on the index it
+shares with the parent by the fork, and sends back each query's best positions and scores.
 """
 
 from __future__ import annotations
@@ -15,16 +19,21 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.models.bm25_index import AnalysedBatch
+from airbench_mteb.models.bm25_index import AnalysedBatch, BM25Index, QueryBlock
 
 Terms = Callable[[str], list[str]]
+Shared = TypeVar("Shared")
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 _IN_FLIGHT = 2  # batches queued per worker: one being analysed, one waiting
 
@@ -61,16 +70,41 @@ def analyse_batch(terms: Terms, batch: pa.RecordBatch) -> AnalysedBatch:
 
 def analysed_batches(terms: Terms, batches: Iterable[pa.RecordBatch], workers: int) -> Iterator[AnalysedBatch]:
     """Each batch analysed by :func:`analyse_batch`, in order; by ``workers`` processes when more than one."""
+    return in_order(analyse_batch, terms, batches, workers)
+
+
+def searched(index: BM25Index, queries: Sequence[Sequence[int]], k: int,
+             workers: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:meth:`BM25Index.search`, its query blocks scored by ``workers`` processes where the platform can fork
+    (elsewhere in this process: the index would be copied to each worker)."""
+    blocks = list(index.query_blocks(queries))
+    workers = min(workers, len(blocks)) if can_fork() else 1
+    for results in in_order(_search_block, (index, k), blocks, workers):
+        yield from results
+
+
+def _search_block(shared: tuple[BM25Index, int], block: QueryBlock) -> list[tuple[np.ndarray, np.ndarray]]:
+    index, k = shared
+    return index.search_block(block, k)
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def in_order(function: Callable[[Shared, Item], Result], shared: Shared, items: Iterable[Item],
+             workers: int) -> Iterator[Result]:
+    """``function(shared, item)`` for each item, in order; by ``workers`` processes when more than one."""
     if workers <= 1:
-        yield from (analyse_batch(terms, batch) for batch in batches)
+        yield from (function(shared, item) for item in items)
         return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start, initargs=(terms,))
+    context = multiprocessing.get_context("fork" if can_fork() else None)
+    executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start,
+                                   initargs=(function, shared))
     try:
-        pending: deque[Future[AnalysedBatch]] = deque()
-        for batch in batches:
-            pending.append(executor.submit(_analyse_in_worker, batch))
+        pending: deque[Future[Result]] = deque()
+        for item in items:
+            pending.append(executor.submit(_run_in_worker, item))
             if len(pending) >= _IN_FLIGHT * workers:
                 yield pending.popleft().result()
         while pending:
@@ -79,16 +113,17 @@ def analysed_batches(terms: Terms, batches: Iterable[pa.RecordBatch], workers: i
         executor.shutdown(wait=True, cancel_futures=True)
 
 
-_worker_terms: Terms | None = None  # the analyzer, set once in each worker
+_worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # the function and what it shares, set once
 
 
-def _worker_start(terms: Terms) -> None:
-    global _worker_terms
+def _worker_start(function: Callable[[Any, Any], Any], shared: Any) -> None:
+    global _worker_task
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent alone handles Ctrl-C
-    _worker_terms = terms
+    _worker_task = (function, shared)
 
 
-def _analyse_in_worker(batch: pa.RecordBatch) -> AnalysedBatch:
-    if _worker_terms is None:
-        raise RuntimeError("BM25: a worker process started without its analyzer")
-    return analyse_batch(_worker_terms, batch)
+def _run_in_worker(item: Any) -> Any:
+    if _worker_task is None:
+        raise RuntimeError("BM25: a worker process started without its task")
+    function, shared = _worker_task
+    return function(shared, item)
