@@ -516,6 +516,18 @@ def test_encode_calls_are_whole_batches_each_of_one_length_or_one_batch(seed: in
     assert len(calls) <= mixed_batches + len(set(lengths.tolist())) and len(calls) <= batches
 
 
+@pytest.mark.parametrize("limit", [256, 16])
+def test_token_counts_are_the_models_own(minilm: Any, monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    from airbench_mteb.models.embedding_cache.ordering import token_counter
+
+    monkeypatch.setattr(minilm.model, "max_seq_length", limit)
+    texts = [*LEE[:20], "", " ", "word " * 600, "北京 \u3000 x", "emoji \U0001f600 ok"]
+    tokenizer = minilm.model.tokenizer
+    expected = tokenizer(texts, return_length=True, truncation=True, max_length=limit)["length"]
+    assert token_counter(minilm)(texts).tolist() == list(expected)
+    assert max(expected) == limit  # the long text was cut where the model cuts it
+
+
 def test_a_process_forked_after_the_tokenizer_threads_ran_still_tokenizes(minilm: Any,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The fork deadlock the variable guards against: the parent runs the tokenizer's thread pool, then forks;

@@ -35,7 +35,7 @@ Shared = TypeVar("Shared")
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
-_IN_FLIGHT = 2  # batches queued per worker: one being analysed, one waiting
+_IN_FLIGHT = 2  # items queued per worker: one under way, one waiting
 
 
 def available_cores() -> int:
@@ -89,6 +89,7 @@ def _search_block(shared: tuple[BM25Index, int], block: QueryBlock) -> list[tupl
 
 
 def can_fork() -> bool:
+    """Whether worker processes can be forked here (they then share the parent's memory, nothing pickled)."""
     return "fork" in multiprocessing.get_all_start_methods()
 
 
