@@ -134,3 +134,11 @@ def test_the_built_corpus_file_is_the_same_whichever_reader_built_it(tmp_path: P
     by_line = corpus_from_jsonl(path, cache_dir=tmp_path / "line")
     assert fast.data.table.equals(by_line.data.table)
     assert [len(b) for b in fast.data.table.to_batches()] == [len(b) for b in by_line.data.table.to_batches()]
+
+
+def test_a_line_nested_too_deeply_for_python_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "a", "text": "x"}\n{"id": "b", "text": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+                    encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"c\.jsonl, line 2: JSON nested too deeply"):
+        corpus_from_jsonl(path, cache_dir=tmp_path / "cache")

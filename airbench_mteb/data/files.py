@@ -245,6 +245,8 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         except json.JSONDecodeError as error:
             raise DatasetError(f"malformed JSON ({error.msg}, column {error.colno})",
                                path=path, line=number) from None
+        except RecursionError:
+            raise DatasetError("JSON nested too deeply to read", path=path, line=number) from None
         if not isinstance(row, dict):
             raise DatasetError("expected a JSON object", path=path, line=number)
         # only an escape can smuggle these past the byte checks; most lines have none

@@ -71,11 +71,11 @@ class BM25Search:
     analyzers; ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read
     in batches (an Arrow corpus stays memory-mapped), analysed by ``workers`` processes (default: MTEB's
     ``num_proc`` where given, else every core this process may use; 1 analyses in this process, with the
-    same result) into a numpy index
-    (:class:`~airbench_mteb.models.bm25_index.BM25Index`) that scores queries a block at a time, the blocks
-    spread over as many processes where the platform can fork (they share the index with this process). The ``max_indexes`` most recent indexes are
-    kept, keyed by the corpus content, the analysis and the languages, so a corpus shared by splits,
-    subsets, tasks or settings is indexed once. Only documents sharing a term
+    same result) into a numpy index (:class:`~airbench_mteb.models.bm25_index.BM25Index`) that scores
+    queries a block at a time, the blocks spread over as many processes where the platform can fork (they
+    share the index with this process). The ``max_indexes`` most recent indexes are kept, keyed by the
+    corpus content, the analysis and the languages, so a corpus shared by splits, subsets, tasks or
+    settings is indexed once. Only documents sharing a term
     with the query are returned (an exact tie at the ``top_k`` cut-off is decided by corpus order);
     ``pyserini_ties=True`` reports their scores as Pyserini's run files do (:func:`pyserini_scores`), which
     reproduces the leaderboard's evaluation exactly but also decides exact ties (identical copies, as in
