@@ -70,6 +70,8 @@ def test_hub_split_is_checked_in_batches_and_kept_as_arrow(tmp_path: Path) -> No
 @pytest.mark.parametrize(("ids", "texts", "message"), [
     (["a", "b", "c"], ["x", "", "z"], r"hub/corpus, line 2: id 'b': empty document text"),
     (["a", "b", "c"], ["x", None, "z"], r"hub/corpus, line 2: id 'b': empty document text"),
+    # blank as a JSON-lines text is blank (Python's str.strip): only white space such as U+001C and U+3000
+    (["a", "b", "c"], ["x", "\x1c \u3000", "z"], r"hub/corpus, line 2: id 'b': empty document text"),
     (["a", "b", "a"], ["x", "y", "z"], r"hub/corpus, line 3: id 'a': duplicate document id \(first seen on row 1\)"),
 ])
 def test_bad_hub_rows_are_named(tmp_path: Path, ids: list, texts: list, message: str) -> None:
