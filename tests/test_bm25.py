@@ -322,7 +322,7 @@ def test_worker_processes_analyse_the_batches_in_corpus_order() -> None:
     texts = [f"batch{i // 4096}" for i in range(4 * 4096)]
     corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
     batches = list(analysed_batches(_process_and_text, _arrow_batches(corpus), workers=2))
-    terms = [term.split(":") for batch in batches for term in batch.vocabulary]
+    terms = [term.split(":") for batch in batches for term in batch.vocabulary.to_pylist()]
     assert [text for _, text in terms] == ["batch0", "batch1", "batch2", "batch3"]
     assert str(os.getpid()) not in {process for process, _ in terms}  # analysed in other processes
 

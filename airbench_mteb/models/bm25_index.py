@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain, filterfalse
+from itertools import chain
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from scipy import sparse
 
 # Postings scored in one sparse product by BM25Index.search (~30 bytes each while a block is scored).
@@ -29,11 +31,24 @@ _BLOCK_ENTRIES = 1 << 22
 _EXACT_LENGTHS = 24
 
 
-def _global_ids(vocabulary: dict[str, int], terms: list[str]) -> np.ndarray:
-    """The vocabulary ids of a batch's distinct terms; the new ones are added in order (C-speed dict passes)."""
-    new = list(filterfalse(vocabulary.__contains__, terms))
-    vocabulary.update(zip(new, range(len(vocabulary), len(vocabulary) + len(new)), strict=True))
-    return np.fromiter(map(vocabulary.__getitem__, terms), dtype=np.int32, count=len(terms))
+def _merge_vocabularies(vocabularies: list[pa.StringArray], pending: list[_BatchPairs]) -> dict[str, int]:
+    """The corpus vocabulary, ids in order of first occurrence (batch after batch); each batch's local term ids
+    in ``pending`` are turned into these ids in place.
+
+    One Arrow dictionary encoding of every batch's terms end to end assigns ids in order of first
+    appearance: the ids a sequential merge gives, without a Python operation per (batch, term).
+    """
+    bounds = np.concatenate([[0], np.cumsum([len(v) for v in vocabularies], dtype=np.int64)])
+    encoded = pc.dictionary_encode(pa.chunked_array(vocabularies, pa.string()))  # chunks share one dictionary
+    vocabularies.clear()
+    chunks = [chunk for chunk in encoded.chunks if len(chunk)]
+    terms = chunks[-1].dictionary if chunks else pa.array([], pa.string())
+    if chunks and not chunks[0].dictionary.equals(terms):
+        raise RuntimeError("BM25: Arrow's dictionary encoding gave the batches different dictionaries")
+    ids = np.concatenate([np.zeros(0, np.int32), *(c.indices.to_numpy(zero_copy_only=False) for c in chunks)])
+    for i, pairs in enumerate(pending):  # a batch's global ids: its stretch of the encoded terms
+        pending[i] = replace(pairs, terms=ids[bounds[i]:bounds[i + 1]].astype(np.int32)[pairs.terms])
+    return dict(zip(terms.to_pylist(), range(len(terms)), strict=True))
 
 
 def lucene_length(lengths: np.ndarray) -> np.ndarray:
@@ -79,11 +94,11 @@ class _BatchPairs:
 
 @dataclass
 class AnalysedBatch:
-    """One batch of documents as the index needs it: the batch's distinct terms in order of first occurrence,
-    and its pairs with term ids local to the batch. A worker process can make it and send it back in a few
-    bytes per pair (no Python object per token); only the vocabularies are merged in the indexing process."""
+    """One batch of documents as the index needs it: the batch's distinct terms in order of first occurrence
+    (an Arrow string array: a worker process sends it back as a few buffers, not a Python object per term),
+    and its pairs with term ids local to the batch."""
 
-    vocabulary: list[str]
+    vocabulary: pa.StringArray
     pairs: _BatchPairs
 
     @classmethod
@@ -92,7 +107,7 @@ class AnalysedBatch:
         tokens = list(chain.from_iterable(docs))
         local = {term: i for i, term in enumerate(dict.fromkeys(tokens))}  # C-speed dict ops, no setdefault per token
         flat = np.fromiter(map(local.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        return cls(list(local), _BatchPairs.of(flat, lengths))
+        return cls(pa.array(list(local), pa.string()), _BatchPairs.of(flat, lengths))
 
 
 def best_first(positions: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
@@ -139,11 +154,12 @@ class BM25Index:
         a term's pairs are together and in document order) and the batch is freed, so the peak is about one
         copy of the pairs.
         """
-        vocabulary: dict[str, int] = {}
+        vocabularies: list[pa.StringArray] = []
         pending: list[_BatchPairs] = []
         for batch in batches:
-            ids = _global_ids(vocabulary, batch.vocabulary)
-            pending.append(replace(batch.pairs, terms=ids[batch.pairs.terms]))
+            vocabularies.append(batch.vocabulary)
+            pending.append(batch.pairs)
+        vocabulary = _merge_vocabularies(vocabularies, pending)
         n_docs = sum(len(p.lengths) for p in pending)
         n_scored = sum(int(np.count_nonzero(p.lengths)) for p in pending)  # Lucene's docCount
         df = np.zeros(len(vocabulary), dtype=np.int64)

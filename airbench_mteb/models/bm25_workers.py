@@ -7,8 +7,9 @@ the parent's KeyboardInterrupt cancels the queued items and waits only for those
 
 Analysis: each worker turns one Arrow batch of documents into an
 :class:`~airbench_mteb.models.bm25_index.AnalysedBatch` (the batch's distinct terms and its (document,
-term, count) pairs), so what comes back is a few bytes per pair and one string per distinct term of the
-batch, not an object per token, and the indexing process only merges vocabularies. Search: each worker
+term, count) pairs), so what comes back is a few bytes per pair and the batch's distinct terms as one Arrow
+array, not a Python object per token or per term; the indexing process merges the vocabularies once, at
+the end, in Arrow. Search: each worker
 scores blocks of queries (:meth:`~airbench_mteb.models.bm25_index.BM25Index.search_block`) on the index it
 shares with the parent by the fork, and sends back each query's best positions and scores.
 """
