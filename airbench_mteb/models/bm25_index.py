@@ -7,8 +7,9 @@ Lucene's BM25Similarity, ``dl`` is the document's length as its one-byte norm st
 then 4 significant bits: see :func:`lucene_length`), while ``avgdl`` is exact; ``N`` and ``avgdl`` count
 only documents with at least one term (Lucene's per-field document count).
 
-Memory: while building, 8 bytes per (document, distinct term) pair and 4 per document, plus one batch
-of tokens (10 per pair in a batch where some term occurs over 65,535 times in one document); the
+Memory: while building, 8 bytes per (document, distinct term) pair and 4 per document, each batch's
+distinct terms as Arrow strings until all batches are in, plus one batch of tokens (10 bytes per pair in
+a batch where some term occurs over 65,535 times in one document); the
 finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the number of
 distinct terms, not with the corpus). The two overlap only while one is turned into the
 other, batch by batch.
