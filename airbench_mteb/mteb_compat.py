@@ -59,7 +59,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._eval_splits"),
     PrivateName("mteb.abstasks.retrieval", "AbsTaskRetrieval._top_k", on_instance=True),
     PrivateName("mteb._create_dataloaders", "create_dataloader"),
-    PrivateName("mteb._create_dataloaders", "_corpus_to_dict"),
+    PrivateName("mteb._create_dataloaders", "_corpus_to_dict"),  # what models/document_loader.py computes in Arrow
     PrivateName("mteb._create_dataloaders", "_custom_collate_fn"),
     PrivateName("mteb.models.search_wrappers", "SearchEncoderWrapper._full_corpus_search"),
     PrivateName("mteb.cli.build_cli", "_add_run_parser"),
@@ -258,14 +258,6 @@ def collate_batch() -> Callable[[list[dict[str, Any]]], Any]:
     from mteb._create_dataloaders import _custom_collate_fn
 
     return _custom_collate_fn
-
-
-def standardize_document(row: dict[str, Any]) -> dict[str, Any]:
-    """One corpus row as MTEB's document dataloader makes it (``_corpus_to_dict``): the reference that
-    :mod:`airbench_mteb.models.document_loader` computes column-wise."""
-    from mteb._create_dataloaders import _corpus_to_dict
-
-    return _corpus_to_dict(row)
 
 
 def vectors_on_device_kwargs(model: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airbench_mteb.data.arrow_text import python_strip
+from airbench_mteb.data.arrow_text import is_blank
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, field, read_jsonl
 from airbench_mteb.data.fingerprint import files_fingerprint
@@ -169,7 +169,7 @@ def check_arrow_corpus(corpus: Any, origin: str) -> Any:
         ids = pc.cast(batch.column(0), pa.string())
         texts = pc.cast(batch.column(1), pa.string())
         # empty as a JSON-lines corpus's text is empty: nothing left after Python's str.strip()
-        empty = pc.or_kleene(pc.is_null(texts), pc.equal(pc.utf8_length(python_strip(texts)), 0))
+        empty = pc.or_kleene(pc.is_null(texts), is_blank(texts))
         for name, bad in (("document id", pc.is_null(ids)), ("document text", empty)):
             where = np.flatnonzero(bad.to_numpy(zero_copy_only=False))
             if where.size:

@@ -18,3 +18,8 @@ def python_whitespace() -> str:
 def python_strip(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """Each text as ``str.strip()`` returns it."""
     return pc.utf8_trim(texts, python_whitespace())
+
+
+def is_blank(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Whether each text is empty after ``str.strip()`` (null for a null text)."""
+    return pc.equal(pc.utf8_length(python_strip(texts)), 0)

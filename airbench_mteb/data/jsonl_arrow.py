@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
-from airbench_mteb.data.arrow_text import python_strip
+from airbench_mteb.data.arrow_text import is_blank
 from airbench_mteb.data.files import unreadable_text_reason
 
 BLOCK_BYTES = 16 << 20  # bytes of whole lines handed to Arrow at a time (its threads split them further)
@@ -159,10 +159,6 @@ def _parse_ids_as_strings_or_integers(block: memoryview, id_key: str, text_field
     raise NotProvablySame("a line Arrow cannot read as it stands")
 
 
-def _is_blank(texts: pa.ChunkedArray) -> pa.ChunkedArray:
-    return pc.equal(pc.utf8_length(python_strip(texts)), 0)
-
-
 def _checked_columns(table: pa.Table, id_key: str, keep_titles: bool) -> list[pa.ChunkedArray]:
     """``[id, title, text]`` (``[id, text]`` without titles) as strings, exactly as the line reader builds them."""
     ids, texts = table.column(id_key), table.column("text")
@@ -170,9 +166,9 @@ def _checked_columns(table: pa.Table, id_key: str, keep_titles: bool) -> list[pa
         raise NotProvablySame("missing or null id or text")
     if ids.type != pa.string():
         ids = pc.cast(ids, pa.string())  # an integer id is read as its digits, as str(int) writes them
-    elif pc.any(_is_blank(ids)).as_py():
+    elif pc.any(is_blank(ids)).as_py():
         raise NotProvablySame("empty id")
-    blank_text = _is_blank(texts)
+    blank_text = is_blank(texts)
     if not keep_titles:
         if pc.any(blank_text).as_py():
             raise NotProvablySame("empty text")

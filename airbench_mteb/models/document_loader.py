@@ -1,7 +1,7 @@
 """MTEB's batching of corpus documents for ``encode``, with its per-row text preparation done by Arrow kernels.
 
 MTEB's ``create_dataloader`` prepares a corpus with a Python ``datasets.map`` over every row
-(:func:`~airbench_mteb.mteb_compat.standardize_document`): the model reads ``title + " " + text``
+(its ``_corpus_to_dict``): the model reads ``title + " " + text``
 stripped (``text`` stripped where the title is empty) and the raw text stays as ``body``. That map took
 4.3 s per 100,000 passages on one core here, time in which an accelerator waits. :func:`document_loader`
 computes the same columns from the Arrow table at once and batches them with MTEB's own collate
