@@ -20,7 +20,7 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.models import bm25_index, bm25_workers
+from airbench_mteb.models import bm25_index, bm25_workers, c_allocator
 from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, _arrow_batches, pyserini_scores
 from airbench_mteb.models.bm25_index import BM25Index
 from airbench_mteb.models.bm25_workers import analysed_batches
@@ -382,6 +382,25 @@ def test_worker_processes_reuse_the_memory_they_free() -> None:
     # glibc's defaults return such arrays to the system when freed, and each round faults in ~33,000 pages again.
     (faults,) = bm25_workers.in_order(_faults_of_scoring_like_a_block, None, [3], workers=2)
     assert faults < 2_000
+
+
+def _resident_mb_freed_and_released(_: None, __: None) -> tuple[float, float]:
+    """This process's resident memory after 128 MB of arrays are freed, and after release_freed_memory()."""
+    def resident_mb() -> float:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    arrays = [np.ones(3 << 17) for _ in range(43)]
+    del arrays
+    freed = resident_mb()
+    c_allocator.release_freed_memory()
+    return freed, resident_mb()
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or not bm25_workers.can_fork(), reason="glibc's allocator")
+def test_memory_a_process_keeps_is_given_back_when_asked() -> None:
+    # in a worker, which keeps what it frees (the test above); the index build asks once it has freed its batches
+    ((freed, released),) = bm25_workers.in_order(_resident_mb_freed_and_released, None, [None], workers=2)
+    assert freed - released > 100
 
 
 def test_a_document_that_cannot_be_analysed_in_a_worker_is_named_in_one_line() -> None:

@@ -16,7 +16,6 @@ shares with the parent by the fork, and sends back each query's best positions a
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import signal
@@ -31,6 +30,7 @@ import pyarrow.compute as pc
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.models.bm25_index import AnalysedBatch, BM25Index, QueryBlock
+from airbench_mteb.models.c_allocator import keep_freed_memory
 
 Terms = Callable[[str], list[str]]
 Shared = TypeVar("Shared")
@@ -122,33 +122,8 @@ _worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # the functio
 def _worker_start(function: Callable[[Any, Any], Any], shared: Any) -> None:
     global _worker_task
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent alone handles Ctrl-C
-    _keep_freed_memory()
+    keep_freed_memory()  # the next item reuses what this one frees, instead of faulting it in anew
     _worker_task = (function, shared)
-
-
-# glibc's mallopt parameters, and what a worker sets them to.
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-_WORKER_MMAP_THRESHOLD = 1 << 30  # above any one array of a block (_BLOCK_ENTRIES entries of 8 bytes: 32 MB)
-_WORKER_TRIM_THRESHOLD = 1 << 30
-
-
-def _keep_freed_memory() -> None:
-    """Make a worker's C allocator keep the memory it frees, to reuse it for the next item.
-
-    Every block a worker scores allocates and frees arrays of tens of MB. By default glibc maps each one
-    afresh and returns it when freed (how large an allocation must be for that depends on what the
-    process freed before, inherited with the fork), so the next block faults in every page again: at
-    8,872,840 passages that was 25 M page faults and a third of the workers' CPU in the kernel per
-    1,500 queries. Only in worker processes (the caller's process is left as it is); a no-op where the C
-    library is not glibc.
-    """
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (AttributeError, OSError, TypeError):  # no mallopt, or no C library to load by name (Windows)
-        return
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    mallopt(_M_MMAP_THRESHOLD, _WORKER_MMAP_THRESHOLD)
-    mallopt(_M_TRIM_THRESHOLD, _WORKER_TRIM_THRESHOLD)
 
 
 def _run_in_worker(item: Any) -> Any:
