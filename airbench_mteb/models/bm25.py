@@ -59,7 +59,7 @@ def analysis_terms(analysis: str, languages: tuple[str, ...]) -> Terms:
 @dataclass
 class _Index:
     terms: Terms
-    doc_ids: pa.ChunkedArray  # corpus order; Arrow strings, not Python objects
+    doc_ids: pa.LargeStringArray  # corpus order, in one piece (a take from 2,000 chunks took 1 ms per query)
     index: BM25Index
 
 
@@ -148,8 +148,8 @@ class BM25Search:
 
     def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool, workers: int) -> _Index:
         terms = analysis_terms(self.analysis, languages)
-        doc_ids = pa.chunked_array([pc.cast(batch["id"], pa.string()) for batch in _arrow_batches(corpus)],
-                                   type=pa.string())
+        doc_ids = pa.chunked_array([pc.cast(batch["id"], pa.large_string()) for batch in _arrow_batches(corpus)],
+                                   type=pa.large_string()).combine_chunks()
         if pc.count_distinct(doc_ids).as_py() != len(doc_ids):
             raise ValueError("BM25: the corpus has duplicate document ids")
         n_batches = -(-len(corpus) // _BATCH_ROWS)
@@ -184,9 +184,9 @@ def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     yield from pa.table({name: corpus[name] for name in corpus.column_names}).to_batches(max_chunksize=_BATCH_ROWS)
 
 
-def _positions(doc_ids: pa.ChunkedArray, wanted: list[str]) -> np.ndarray:
+def _positions(doc_ids: pa.LargeStringArray, wanted: list[str]) -> np.ndarray:
     """Corpus positions of the wanted ids that are in the corpus."""
-    found = pc.index_in(pa.array(wanted, pa.string()), value_set=doc_ids.combine_chunks())
+    found = pc.index_in(pa.array(wanted, doc_ids.type), value_set=doc_ids)
     return np.unique(found.drop_null().to_numpy())
 
 

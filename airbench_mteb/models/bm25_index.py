@@ -126,6 +126,12 @@ def best_first(positions: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[np.lexsort((positions[candidates], -scores[candidates]))]
 
 
+def _positive(positions: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries with a positive score (Lucene's IDF > 0: positive means a shared term)."""
+    keep = scores > 0
+    return positions[keep], scores[keep]
+
+
 @dataclass
 class QueryBlock:
     """Consecutive queries (term ids) scored together by :meth:`BM25Index.search_block`."""
@@ -222,16 +228,15 @@ class BM25Index:
         span less than 2^29, then rounded to float32.
         """
         if block.dense:
-            rows: Iterable[tuple[np.ndarray, np.ndarray]] = [(np.arange(self.num_documents),
-                                                               self.scores(block.queries[0]))]
+            scores = self.scores(block.queries[0])
+            positions = np.flatnonzero(scores > 0)  # Lucene's IDF > 0: positive means a shared term
+            rows: Iterable[tuple[np.ndarray, np.ndarray]] = [(positions, scores[positions])]
         else:
             product = self._product(block.queries)
-            rows = ((product.indices[start:end], product.data[start:end].astype(np.float32))
+            rows = (_positive(product.indices[start:end], product.data[start:end].astype(np.float32))
                     for start, end in zip(product.indptr[:-1], product.indptr[1:], strict=True))
         results = []
         for positions, scores in rows:
-            keep = scores > 0  # Lucene's IDF > 0: positive means a shared term
-            positions, scores = positions[keep], scores[keep]
             best = best_first(positions, scores, k)
             results.append((positions[best].astype(np.int64), scores[best]))
         return results
