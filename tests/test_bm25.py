@@ -364,23 +364,32 @@ def test_worker_processes_search_blocks_of_queries_as_this_process_does(
         assert positions.tolist() == positions_alone.tolist() and scores.tolist() == scores_alone.tolist()
 
 
-def _faults_of_scoring_like_a_block(_: None, rounds: int) -> int:
-    """Page faults of the last of ``rounds`` rounds of 128 MB of 3 MB arrays allocated, filled and freed (about
-    what a query block does; numpy asks for huge pages only from 4 MB on)."""
+def _fill_and_free_128_mb() -> None:
+    """About what a query block does: 43 arrays of 3 MB allocated, filled and freed (numpy asks for huge pages
+    only from 4 MB on)."""
+    arrays = [np.ones(3 << 17) for _ in range(43)]
+    del arrays
+
+
+def _faults_of_the_last_round(_: None, rounds: int) -> int:
+    """Page faults of the last of ``rounds`` calls of :func:`_fill_and_free_128_mb`."""
     import resource
 
     before = 0
     for _ in range(rounds):
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        arrays = [np.ones(3 << 17) for _ in range(43)]
-        del arrays
+        _fill_and_free_128_mb()
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or not bm25_workers.can_fork(), reason="glibc's allocator")
+_GLIBC_WORKERS = pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or not bm25_workers.can_fork(),
+                                    reason="glibc's allocator, in forked workers")
+
+
+@_GLIBC_WORKERS
 def test_worker_processes_reuse_the_memory_they_free() -> None:
     # glibc's defaults return such arrays to the system when freed, and each round faults in ~33,000 pages again.
-    (faults,) = bm25_workers.in_order(_faults_of_scoring_like_a_block, None, [3], workers=2)
+    (faults,) = bm25_workers.in_order(_faults_of_the_last_round, None, [3], workers=2)
     assert faults < 2_000
 
 
@@ -389,14 +398,13 @@ def _resident_mb_freed_and_released(_: None, __: None) -> tuple[float, float]:
     def resident_mb() -> float:
         return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
-    arrays = [np.ones(3 << 17) for _ in range(43)]
-    del arrays
+    _fill_and_free_128_mb()
     freed = resident_mb()
     c_allocator.release_freed_memory()
     return freed, resident_mb()
 
 
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc" or not bm25_workers.can_fork(), reason="glibc's allocator")
+@_GLIBC_WORKERS
 def test_memory_a_process_keeps_is_given_back_when_asked() -> None:
     # in a worker, which keeps what it frees (the test above); the index build asks once it has freed its batches
     ((freed, released),) = bm25_workers.in_order(_resident_mb_freed_and_released, None, [None], workers=2)

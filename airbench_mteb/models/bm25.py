@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from airbench_mteb.models import segmenters
 from airbench_mteb.models.bm25_index import BM25Index, best_first
 from airbench_mteb.models.bm25_workers import analysed_batches, available_cores, searched
+from airbench_mteb.models.c_allocator import release_freed_memory
 from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
 
 if TYPE_CHECKING:
@@ -157,6 +158,7 @@ class BM25Search:
         progress = tqdm(batches, total=n_batches, desc="BM25 index corpus", unit="batch", leave=False,
                         disable=not show_progress)
         index = BM25Index.from_analysed(progress, k1=self.k1, b=self.b)
+        release_freed_memory()  # the batches the build freed would otherwise stay resident beside the index
         self.index_builds += 1
         logger.info("BM25: indexed %d documents, %d terms, %.1f MB of index", index.num_documents,
                     len(index.vocabulary), index.nbytes / 1e6)

@@ -26,8 +26,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import sparse
 
-from airbench_mteb.models.c_allocator import release_freed_memory
-
 # Postings scored in one sparse product by BM25Index.search (~30 bytes each while a block is scored).
 _BLOCK_ENTRIES = 1 << 22
 # Lucene's SmallFloat.intToByte4: byte values below 24 hold the length itself, the rest a 4-bit float.
@@ -200,7 +198,6 @@ class BM25Index:
             documents[position] = pairs.documents.astype(np.int32) + batch_first
             weights[position] = weight
             cursor[pairs.terms[starts]] += sizes
-        release_freed_memory()  # the batches just freed would otherwise stay resident beside the index
         return cls(vocabulary, indptr, documents, weights, n_docs)
 
     def term_ids(self, terms: Iterable[str]) -> list[int]:

@@ -9,6 +9,8 @@ import ctypes
 from collections.abc import Callable
 from functools import cache
 
+import pyarrow as pa
+
 # glibc's mallopt parameters
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _KEPT_BYTES = 1 << 30  # the mmap and trim thresholds of a process that keeps what it frees
@@ -43,8 +45,6 @@ def release_freed_memory() -> None:
     """Return to the system the memory this process has freed but its allocators still hold (glibc's heap,
     Arrow's pool); it changes no policy. After the BM25 index build, the batches freed in its last pass stayed
     resident: about 0.4 GB per million passages."""
-    import pyarrow as pa
-
     pa.default_memory_pool().release_unused()
     trim = _glibc("malloc_trim")
     if trim is not None:
