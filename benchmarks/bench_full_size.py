@@ -5,6 +5,9 @@ The synthetic mirror (:mod:`msmarco_mirror`) has the real task's shape by defaul
 user's later runs share them) and prints its wall time and peak memory (the process's VmHWM):
 
 * ``bm25``: ``airbench-mteb run -m airbench-mteb/bm25`` on the dev split (load, index, search, scoring);
+* ``rerank``: BM25 re-ranking the top ``RERANK_TOP_K`` of the ``bm25`` stage's predictions (written by that
+  stage when this one runs), as ``--previous-results`` does: index again, score only each query's candidates.
+  The same scorer on its own top 100 must give the same nDCG@10 (compared and printed);
 * ``dense``: ``mteb.evaluate`` of a dense model through the plugin (length-ordered encoding, top k merged
   on the model's device): on a GPU the random-weight BERT-base of ``bench_dense_floor.py``, on a CPU a
   stand-in (feature hashing of words into 256 dimensions: it measures the pipeline, not a model);
@@ -19,7 +22,7 @@ user's later runs share them) and prints its wall time and peak memory (the proc
 
 ``--docs`` and ``--queries`` scale it down (run here on a 2-core machine at reduced size). Run:
 ``python benchmarks/bench_full_size.py [--docs N] [--queries N] [--steps bm25 dense merge] [--mteb-chunks 2]
-[--keep DIR]``; the last line is ``full_size_bm25_s=... merge_ratio_vs_mteb=...``.
+[--keep DIR]`` (``rerank`` needs ``bm25``); the last line is ``full_size_bm25_s=... merge_ratio_vs_mteb=...``.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from msmarco_mirror import TASK, write_mirror
 DOCUMENTS, QUERIES, DEPTH = 8_872_840, 6_319, 1000
 MTEB_CHUNK = 50_000  # SearchEncoderWrapper's corpus_chunk_size
 MERGE_DIMENSION = 64
-STEPS = ("bm25", "dense", "merge")
+STEPS = ("bm25", "rerank", "dense", "merge")
+RERANK_TOP_K = 100  # AIR-Bench's rerank_top_k
 
 
 def _vm_hwm_mb() -> float:
@@ -68,12 +72,13 @@ def _dense_model(work: Path) -> Any:
 
 # ----------------------------------------------------------------------------- stages (child processes)
 
-def _bm25(out: Path) -> dict:
+def _bm25(out: Path, options: list[str]) -> dict:
+    """``airbench-mteb run -m airbench-mteb/bm25`` with ``options``; its nDCG@10."""
     from airbench_mteb.cli import main as cli_main
 
-    results = out.parent / "bm25-results"
+    results = out.parent / f"{out.stem}-results"
     code = cli_main(["run", "-m", "airbench-mteb/bm25", "-t", TASK, "--eval-splits", "dev", "--output-folder",
-                     str(results), "--overwrite-strategy", "always", "--no-ci"])
+                     str(results), "--overwrite-strategy", "always", "--no-ci", *options])
     if code:
         raise SystemExit(code)
     scores = json.loads(next(results.rglob(f"{TASK}.json")).read_text())["scores"]["dev"][0]
@@ -168,25 +173,31 @@ def _merge(documents: int, queries: int, mteb_chunks: int) -> dict:
             "device": str(device)}
 
 
-def _child(step: str, out: Path, documents: int, queries: int, mteb_chunks: int) -> None:
+def _child(step: str, out: Path, documents: int, queries: int, mteb_chunks: int, keep_predictions: bool) -> None:
     import datasets
 
     datasets.disable_progress_bars()
     started = time.perf_counter()
-    detail = {"bm25": lambda: _bm25(out), "dense": lambda: _dense(out),
+    predictions = out.parent / "bm25-predictions"
+    first_stage = ["--prediction-folder", str(predictions)] if keep_predictions else []
+    detail = {"bm25": lambda: _bm25(out, first_stage),
+              "rerank": lambda: _bm25(out, ["--previous-results", str(predictions), "--rerank-top-k", str(RERANK_TOP_K)]),
+              "dense": lambda: _dense(out),
               "merge": lambda: _merge(documents, queries, mteb_chunks)}[step]()
     out.write_text(json.dumps({"seconds": time.perf_counter() - started, "peak_mb": _vm_hwm_mb(), **detail}))
 
 
 # ----------------------------------------------------------------------------- parent
 
-def measure(step: str, mirror: Path, work: Path, documents: int, queries: int, mteb_chunks: int) -> dict:
+def measure(step: str, mirror: Path, work: Path, documents: int, queries: int, mteb_chunks: int,
+            keep_predictions: bool) -> dict:
     out = work / f"{step}.json"
     env = {**os.environ, "AIRBENCH_MTEB_DATA_DIR": str(mirror), "HF_DATASETS_CACHE": str(work / "hf"),
            "AIRBENCH_MTEB_EMBEDDING_CACHE": "off", "MTEB_CACHE": str(work / "mteb"),
            "AIRBENCH_MTEB_CACHE": str(work / "plugin-cache"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     started = time.perf_counter()
-    subprocess.run([sys.executable, __file__, "--child", step, str(out), str(documents), str(queries), str(mteb_chunks)],
+    subprocess.run([sys.executable, __file__, "--child", step, str(out), str(documents), str(queries), str(mteb_chunks),
+                    str(int(keep_predictions))],
                    env=env, check=True)
     return {**json.loads(out.read_text()), "wall_s": time.perf_counter() - started}
 
@@ -198,17 +209,19 @@ def main() -> None:
     parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
     parser.add_argument("--mteb-chunks", type=int, default=2, help="chunks of 50,000 MTEB's merge is timed on")
     parser.add_argument("--keep", type=Path, default=None, help="build the mirror here and keep it (reused later)")
-    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child[0], Path(args.child[1]), *(int(value) for value in args.child[2:]))
+        _child(args.child[0], Path(args.child[1]), *(int(value) for value in args.child[2:5]), args.child[5] == "1")
         return
+    if "rerank" in args.steps and "bm25" not in args.steps:
+        parser.error("--steps rerank re-ranks the bm25 step's predictions: name bm25 too")
     figures: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="bench_full_size_") as tmp:
         root = args.keep or Path(tmp)
         mirror, work = root / f"mirror-{args.docs}-{args.queries}", root / "work"
         started = time.perf_counter()
-        if {"bm25", "dense"} & set(args.steps) and not (mirror / "complete").is_file():
+        if {"bm25", "rerank", "dense"} & set(args.steps) and not (mirror / "complete").is_file():
             shutil.rmtree(mirror, ignore_errors=True)
             write_mirror(mirror, args.docs, args.queries)
             (mirror / "complete").touch()
@@ -217,10 +230,15 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         for step in (s for s in STEPS if s in args.steps):
-            figures[step] = f = measure(step, mirror, work, args.docs, args.queries, args.mteb_chunks)
+            figures[step] = f = measure(step, mirror, work, args.docs, args.queries, args.mteb_chunks,
+                                        keep_predictions="rerank" in args.steps)
             extra = {k: v for k, v in f.items() if k not in ("seconds", "peak_mb", "wall_s")}
             print(f"  {step:<6} {f['wall_s']:8.1f} s whole process ({f['seconds']:.1f} s after start-up), "
                   f"peak memory {f['peak_mb']:,.0f} MB   {extra}", flush=True)
+    if "rerank" in figures:
+        same = figures["rerank"]["ndcg_at_10"] == figures["bm25"]["ndcg_at_10"]
+        print(f"BM25 re-ranking its own top {RERANK_TOP_K} of {args.queries:,} queries: {figures['rerank']['wall_s']:.1f} s "
+              f"whole process; nDCG@10 equal to the first stage's: {same}")
     merge = figures.get("merge")
     if merge is not None:
         print(f"merge on {merge['device']}, per chunk of {MTEB_CHUNK:,} at {merge['queries']:,} queries x depth {DEPTH:,}: MTEB "

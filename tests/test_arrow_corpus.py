@@ -65,6 +65,8 @@ def test_hub_split_is_checked_in_batches_and_kept_as_arrow(tmp_path: Path) -> No
     assert corpus.features["id"].dtype == "string" and corpus[9_999] == {"id": "9999", "text": "t9999"}
     assert corpus.cache_files
     assert missing_ids(corpus, ["5", "nope", "9999", "nope"]) == ["nope"]
+    # a selection hides the other rows: their ids are missing from it
+    assert missing_ids(corpus.select([5, 3, 8]), ["5", "9999", "nope", "8"]) == ["9999", "nope"]
 
 
 @pytest.mark.parametrize(("ids", "texts", "message"), [

@@ -225,6 +225,17 @@ def test_the_index_is_the_same_however_the_corpus_is_cut_into_batches() -> None:
     assert whole.scores(whole.term_ids(["t1", "t2", "t7"])).tolist() == pytest.approx(expected, abs=1e-5)
 
 
+def test_scores_of_some_documents_are_the_same_numbers_as_the_scores_of_all() -> None:
+    rng = np.random.default_rng(5)
+    documents = [[f"t{w}" for w in rng.zipf(1.3, size=rng.integers(0, 40)) % 60] for _ in range(500)]
+    index = BM25Index.build([documents[:200], documents[200:]], k1=0.9, b=0.4)
+    positions = rng.permutation(500)[:150]  # in no order, some sharing no term with the query
+    for query in (["t1", "t2", "t1", "t9"], ["t59"], [], ["t3", "unknown"]):
+        terms = index.term_ids(query)
+        assert np.array_equal(index.scores_of(terms, positions), index.scores(terms)[positions]), query
+        assert index.scores_of(terms, positions).dtype == np.float32
+
+
 def test_term_counts_above_65535_are_exact_as_in_lucene() -> None:
     # Both lengths keep the same norm byte (65,560), so only the term counts 70,000 and 70,010 order them;
     # short documents keep avgdl small, so the counts move the float32 score.
@@ -248,6 +259,10 @@ def test_top_k_cut_is_deterministic_on_ties_and_reranking_scores_only_candidates
     assert list(model.search(queries, top_k=10, **common)["q"]) == ["d0", "d2", "d3", "d5"]
     reranked = model.search(queries, top_k=10, top_ranked={"q": ["d4", "d3"]}, **common)["q"]
     assert list(reranked) == ["d3", "d4"] and reranked["d4"] == 0.0
+    # several reranked queries, looked up together, each keeps its own candidates; a searched one among them
+    several = Dataset.from_dict({"id": ["q1", "q2", "q3"], "text": ["apple", "cherry", "apple"]})
+    runs = model.search(several, top_k=2, top_ranked={"q1": ["d5", "d1", "d3"], "q3": ["d4", "d2", "d2"]}, **common)
+    assert {query: list(run) for query, run in runs.items()} == {"q1": ["d3", "d5"], "q2": ["d4"], "q3": ["d2", "d4"]}
     assert model.search(Dataset.from_dict({"id": ["q"], "text": ["zebra"]}), top_k=10, **common) == {"q": {}}
     as_pyserini = BM25Search(pyserini_ties=True)
     as_pyserini.index(corpus, **common)

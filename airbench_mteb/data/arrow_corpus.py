@@ -197,11 +197,23 @@ def _string_value() -> Any:
     return Value("string")
 
 
+def corpus_ids(corpus: Any) -> pa.Array:
+    """The ``id`` column of a ``datasets`` corpus as one Arrow array, row for row as the dataset shows it (a
+    ``select`` or ``filter`` followed: the rows of the underlying table it hides are not there)."""
+    return corpus.select_columns(["id"]).with_format("arrow")[:].column("id").combine_chunks()
+
+
+def id_positions(ids: pa.Array, wanted: Iterable[str]) -> np.ndarray:
+    """The position in ``ids`` of each ``wanted`` id, -1 where it is absent: one hash lookup for them all
+    (building the set of ``ids`` is the cost, so callers ask once for everything they need)."""
+    found = pc.index_in(pa.array(list(wanted), ids.type), value_set=ids)
+    return pc.fill_null(found, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def missing_ids(corpus: Any, wanted: Iterable[str]) -> list[str]:
     """The ``wanted`` ids that are not in the corpus, in their given order (Arrow set lookup, no Python copy)."""
     wanted = list(dict.fromkeys(wanted))
     if not wanted:
         return []
-    table = corpus.data.table if hasattr(corpus.data, "table") else corpus.data
-    present = pc.is_in(pa.array(wanted, pa.string()), value_set=table.column("id").combine_chunks())
-    return [i for i, found in zip(wanted, present.to_pylist(), strict=True) if not found]
+    absent = np.flatnonzero(id_positions(corpus_ids(corpus), wanted) < 0)
+    return [wanted[i] for i in absent]

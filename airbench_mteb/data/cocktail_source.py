@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airbench_mteb.data.arrow_corpus import corpus_ids
 from airbench_mteb.data.beir_folder import QRELS_DIR, QUERIES_FILE, read_beir_corpus, read_beir_split
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_folder
@@ -132,11 +133,6 @@ def check_same_ids(corpora: Mapping[str, Any], paths: Mapping[str, Path]) -> Non
                              f"{', '.join(map(repr, extra[:_SHOWN_IDS].to_pylist()))}")
             raise DatasetError(f"sources {first!r} and {label!r} must hold the same document ids: "
                                + "; ".join(parts), path=paths[label])
-
-
-def corpus_ids(corpus: Any) -> pa.Array:
-    """The ids of an Arrow corpus, in corpus order (an Arrow array: no Python string per id)."""
-    return corpus.data.column("id").combine_chunks()
 
 
 def _with_merged_ids(corpus: Any, stem: str) -> Any:

@@ -13,6 +13,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import chain, pairwise
 from typing import TYPE_CHECKING, Any
 
 import datasets
@@ -22,6 +23,7 @@ import pyarrow.compute as pc
 from mteb.models import ModelMeta
 from tqdm.auto import tqdm
 
+from airbench_mteb.data.arrow_corpus import id_positions
 from airbench_mteb.models import segmenters
 from airbench_mteb.models.bm25_index import BM25Index, best_first
 from airbench_mteb.models.bm25_workers import analysed_batches, available_cores, searched
@@ -126,14 +128,16 @@ class BM25Search:
         reranked = top_ranked or {}
         ranked = searched(current.index, [terms for query_id, terms in zip(ids, term_ids, strict=True)
                                           if query_id not in reranked], top_k, self._workers(num_proc))
+        candidates = _candidate_positions(current.doc_ids, [reranked[query_id] for query_id in ids
+                                                            if query_id in reranked])
         results: dict[str, dict[str, float]] = {}
         for query_id, terms in tqdm(zip(ids, term_ids, strict=True), total=len(ids), desc="BM25 search", unit="query",
                                     leave=False, disable=not _show_progress(encode_kwargs)):
             if query_id in reranked:  # every candidate is scored, sharing a term or not
-                scores = current.index.scores(terms)
-                candidates = _positions(current.doc_ids, reranked[query_id])
-                best = candidates[best_first(candidates, scores[candidates], top_k)]
-                best_scores = scores[best]
+                positions = next(candidates)
+                scores = current.index.scores_of(terms, positions)
+                order = best_first(positions, scores, top_k)
+                best, best_scores = positions[order], scores[order]
             else:
                 best, best_scores = next(ranked)
             best_ids = current.doc_ids.take(pa.array(best, pa.int64())).to_pylist()
@@ -186,10 +190,14 @@ def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     yield from pa.table({name: corpus[name] for name in corpus.column_names}).to_batches(max_chunksize=_BATCH_ROWS)
 
 
-def _positions(doc_ids: pa.LargeStringArray, wanted: list[str]) -> np.ndarray:
-    """Corpus positions of the wanted ids that are in the corpus."""
-    found = pc.index_in(pa.array(wanted, doc_ids.type), value_set=doc_ids)
-    return np.unique(found.drop_null().to_numpy())
+def _candidate_positions(doc_ids: pa.LargeStringArray, wanted: list[list[str]]) -> Iterator[np.ndarray]:
+    """Each query's candidates' corpus positions (those in the corpus, ascending), found in one lookup for all
+    queries: building the set of the corpus ids is what costs (2.5 s at 8.87 M passages)."""
+    found = id_positions(doc_ids, chain.from_iterable(wanted))
+    bounds = np.cumsum([0, *map(len, wanted)])
+    for start, end in pairwise(bounds):
+        part = found[start:end]
+        yield np.unique(part[part >= 0])
 
 
 def subset_languages(task_metadata: TaskMetadata, hf_subset: str) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 from collections.abc import Iterable
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ from mteb.models import (
     SearchProtocol,
 )
 
-from airbench_mteb.data.arrow_corpus import missing_ids
+from airbench_mteb.data.arrow_corpus import corpus_ids, id_positions, missing_ids
 from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.predictions import (
     Predictions,
@@ -120,9 +121,11 @@ class FirstStageReranking:
         return candidates(finite_run(self._loaded[name], hf_subset, hf_split), self.top_k)
 
     def _candidate_corpus(self, top_ranked: dict[str, list[str]]) -> Any:
-        positions = {doc_id: i for i, doc_id in enumerate(self._corpus["id"])}
-        wanted = {positions[doc_id] for doc_ids in top_ranked.values() for doc_id in doc_ids}
-        return self._corpus.select(sorted(wanted))
+        """The corpus rows some query has as a candidate (all known: :func:`check_first_stage` ran), in corpus order."""
+        wanted = id_positions(corpus_ids(self._corpus), chain.from_iterable(top_ranked.values()))
+        if (wanted < 0).any():  # select() would read -1 as the last row
+            raise RuntimeError("FirstStageReranking: a candidate is not in the corpus; check_first_stage must run first")
+        return self._corpus.select(np.unique(wanted))
 
     def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: dict[str, list[str]] | None = None, num_proc: int | None = None,
