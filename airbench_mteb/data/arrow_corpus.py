@@ -215,5 +215,9 @@ def missing_ids(corpus: Any, wanted: Iterable[str]) -> list[str]:
     wanted = list(dict.fromkeys(wanted))
     if not wanted:
         return []
-    absent = np.flatnonzero(id_positions(corpus_ids(corpus), wanted) < 0)
-    return [wanted[i] for i in absent]
+    return absent_ids(wanted, id_positions(corpus_ids(corpus), wanted))
+
+
+def absent_ids(wanted: list[str], positions: np.ndarray) -> list[str]:
+    """The ``wanted`` ids that :func:`id_positions` found nowhere (-1), each once, in their given order."""
+    return list(dict.fromkeys(wanted[i] for i in np.flatnonzero(positions < 0)))

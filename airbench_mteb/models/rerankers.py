@@ -15,7 +15,6 @@ from __future__ import annotations
 import atexit
 from collections.abc import Iterable
 from functools import partial
-from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ from mteb.models import (
     SearchProtocol,
 )
 
-from airbench_mteb.data.arrow_corpus import corpus_ids, id_positions, missing_ids
+from airbench_mteb.data.arrow_corpus import absent_ids, corpus_ids, id_positions
 from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.predictions import (
     Predictions,
@@ -120,13 +119,6 @@ class FirstStageReranking:
             self._loaded[name] = predictions
         return candidates(finite_run(self._loaded[name], hf_subset, hf_split), self.top_k)
 
-    def _candidate_corpus(self, top_ranked: dict[str, list[str]]) -> Any:
-        """The corpus rows some query has as a candidate (all known: :func:`check_first_stage` ran), in corpus order."""
-        wanted = id_positions(corpus_ids(self._corpus), chain.from_iterable(top_ranked.values()))
-        if (wanted < 0).any():  # select() would read -1 as the last row
-            raise RuntimeError("FirstStageReranking: a candidate is not in the corpus; check_first_stage must run first")
-        return self._corpus.select(np.unique(wanted))
-
     def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: dict[str, list[str]] | None = None, num_proc: int | None = None,
                **kwargs: Any) -> dict[str, dict[str, float]]:
@@ -135,10 +127,11 @@ class FirstStageReranking:
         origin = predictions_path(self.first_stage, task_metadata.name)
         if top_ranked is None:  # not converted with convert_to_reranking: read the first stage here
             top_ranked = self._first_stage_candidates(task_metadata, hf_subset, hf_split)
-        check_first_stage(top_ranked, queries["id"], self._corpus, origin=origin, where=f"{hf_subset}/{hf_split}")
+        rows = check_first_stage(top_ranked, queries["id"], self._corpus, origin=origin,
+                                 where=f"{hf_subset}/{hf_split}")
         search = as_search_model(self.reranker)
         lexical = isinstance(self.reranker, SearchProtocol) and not isinstance(self.reranker, EncoderProtocol)
-        corpus = self._corpus if lexical else self._candidate_corpus(top_ranked)
+        corpus = self._corpus if lexical else self._corpus.select(rows)  # an encoder sees only the candidates
         context = {"task_metadata": task_metadata, "hf_split": hf_split, "hf_subset": hf_subset,
                    "encode_kwargs": encode_kwargs, "num_proc": num_proc}
         search.index(corpus, **context)
@@ -153,8 +146,9 @@ def finite_run(predictions: Predictions, subset: str, split: str) -> Run:
 
 
 def check_first_stage(top_ranked: dict[str, list[str]], query_ids: Iterable[str], corpus: Any, *, origin: Path,
-                      where: str) -> None:
-    """Every query to re-rank has the first stage's candidates, and every candidate is in the corpus.
+                      where: str) -> np.ndarray:
+    """Every query to re-rank has the first stage's candidates, and every candidate is in the corpus; returns the
+    corpus rows of those candidates (ascending, each once), found by the same lookup.
 
     Without the first check a query would get an empty ranking (encoders) or a search of the whole
     corpus (BM25); without the second, BM25 would drop unknown documents without a word.
@@ -164,10 +158,13 @@ def check_first_stage(top_ranked: dict[str, list[str]], query_ids: Iterable[str]
     if absent:
         raise DatasetError(f"{where}: the first stage has no ranking for {len(absent)} of the {len(query_ids)} queries "
                            f"({_first_ids(absent)}); rerun it on this data with --prediction-folder", path=origin)
-    unknown = missing_ids(corpus, (doc_id for qid in query_ids for doc_id in top_ranked[qid]))
+    wanted = [doc_id for qid in query_ids for doc_id in top_ranked[qid]]
+    rows = id_positions(corpus_ids(corpus), wanted)
+    unknown = absent_ids(wanted, rows)
     if unknown:
         raise DatasetError(f"{where}: the first stage ranked {len(unknown)} documents that are not in the corpus "
                            f"({_first_ids(unknown)}); it was computed on other data", path=origin)
+    return np.unique(rows)
 
 
 def _first_ids(ids: list[str], shown: int = 5) -> str:
