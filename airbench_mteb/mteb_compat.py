@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,6 +242,25 @@ def _route_result_writer() -> None:
 
     setattr(to_disk, _MARK, True)
     TaskResult.to_disk = to_disk  # type: ignore[method-assign]
+
+
+# --- how a retrieval score is stored (mteb 2.26.x, checked on 2.26.24) --------------------------
+
+# mteb/_evaluators/retrieval_metrics.py: ``parse_metrics_from_scores`` rounds the means of pytrec_eval's measures
+# (nDCG, MAP, recall, precision, hit rate; ``accuracy`` is recall@1) with ``round(..., 5)``, while
+# ``calculate_retrieval_scores`` leaves MRR's mean (``avg_mrr``) unrounded; mteb/results/task_result.py:
+# ``TaskResult.to_disk`` then rounds every float of the scores with ``_round_scores(..., 6)``.
+TREC_MEAN_DECIMALS = 5
+RESULTS_FILE_DECIMALS = 6
+_TREC_MEAN_NAMES = re.compile(r"(ndcg|map|recall|precision|hit_rate)_at_\d+|accuracy")
+
+
+def stored_decimals(metric: str) -> int:
+    """The decimals MTEB keeps of a retrieval mean it writes to a results file: 5 for pytrec_eval's measures,
+    6 (the writer's) for MRR and every other score. A value read back is within half a unit of that last
+    decimal of the mean MTEB computed."""
+    computed = TREC_MEAN_DECIMALS if _TREC_MEAN_NAMES.fullmatch(metric) else RESULTS_FILE_DECIMALS
+    return min(computed, RESULTS_FILE_DECIMALS)
 
 
 # --- encoding and the command line (mteb 2.26.x, checked on 2.26.24) ----------------------------

@@ -66,7 +66,7 @@ def per_query_vectors(data_dir: Path, predictions: Path) -> dict[str, np.ndarray
     measures = {"ndcg_cut.1,10", "recall.10,100", "map_cut.10"}
     trec_scores = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
     metrics = kept_metrics("ndcg_at_1")
-    return per_query_scores(trec_scores, qrels, run, metrics, scored_queries(qrels))
+    return per_query_scores(trec_scores, qrels, run, metrics, scored_queries(qrels, run))
 
 
 def median_seconds(work: Callable[[], object], repeats: int) -> tuple[float, float]:

@@ -61,3 +61,24 @@ def write_entry(root: Path, entry: AirBenchEntry, documents: list[str], queries_
                 qrels.append({"qid": qid, "docid": doc_ids[negative], "relevance": 0})
         write_jsonl(mirror_file(root, entry, entry.queries_location(split)), queries)
         write_jsonl(mirror_file(root, entry, entry.qrels_location(split)), qrels)
+
+
+def add_query_judged_zero(root: Path, entry: AirBenchEntry, split: str, documents: list[str],
+                          qid: str = "q-judged-0") -> str:
+    """Add to ``split`` a query whose only judgments are relevance 0 (two documents, as AIR-Bench's hard negatives
+    are), asked with a sentence of the first of them so a ranking finds it; returns its id."""
+    queries = mirror_file(root, entry, entry.queries_location(split))
+    qrels = mirror_file(root, entry, entry.qrels_location(split))
+    judged = rows_of(qrels)
+    negatives = [doc for doc in (f"doc-{i}" for i in range(len(documents)))
+                 if doc not in {row["docid"] for row in judged}][:2]
+    write_jsonl(queries, [*rows_of(queries), {"id": qid, "text": _query_from(documents[int(negatives[0][4:])])}])
+    write_jsonl(qrels, [*judged, *({"qid": qid, "docid": doc, "relevance": 0} for doc in negatives)])
+    return qid
+
+
+def rows_of(path: Path) -> list[dict]:
+    """The rows of a JSON-lines file the mirror holds."""
+    import json
+
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

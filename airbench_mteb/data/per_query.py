@@ -10,11 +10,17 @@ task result.
 The file records the model (name and revision), the task and the data fingerprint the scores were
 computed on (the results' ``dataset_revision``); :func:`read_kept` checks all of them against the
 results file it is read for, so vectors of another model, task or data are never paired.
+
+Each split and subset's score dict in the results file also records the SHA-256 of its per-query scores
+(``per_query_sha256``, :meth:`QueryScores.digest`), so :func:`check_bound` refuses any edit of them, even
+one that keeps every mean (two queries' values swapped). Results written before the digest existed have
+none: their per-query scores are accepted as before, held to the results only by their means.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import logging
 from collections.abc import Mapping
@@ -33,6 +39,7 @@ PER_QUERY_SUFFIX = ".per_query.json.gz"
 FORMAT = "airbench-mteb per-query scores"
 FORMAT_VERSION = 1
 RERUN_HINT = "rerun the model with --overwrite-strategy always (overwrite_strategy=\"always\") to keep them"
+DIGEST_KEY = "per_query_sha256"  # in a split and subset's score dict: the digest of its per-query scores
 
 
 @dataclass(frozen=True)
@@ -51,10 +58,17 @@ class QueryScores:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"query_ids": list(self.query_ids),
-                                "metrics": {name: values.tolist() for name, values in self.metrics.items()}}
+                                "metrics": {name: np.asarray(values, dtype=float).tolist()
+                                            for name, values in self.metrics.items()}}
         if self.by_source:
             data["by_source"] = {source: scores.to_json() for source, scores in self.by_source.items()}
         return data
+
+    def digest(self) -> str:
+        """SHA-256 of the canonical JSON of :meth:`to_json` (keys sorted; floats as Python writes them, which
+        read back to the same floats), so the scores read from a file give the digest of those written."""
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     @classmethod
     def from_json(cls, data: Any, path: Path, where: str) -> QueryScores:
@@ -158,6 +172,21 @@ def read_kept(path: Path) -> KeptScores:
                       str(data.get("dataset_revision")),
                       {split: {subset: QueryScores.from_json(scores, path, f"{split}/{subset}")
                                for subset, scores in subsets.items()} for split, subsets in splits.items()})
+
+
+def check_bound(scores: QueryScores, row: Mapping[str, Any], where: str, path: Path, results_path: Path) -> None:
+    """``scores`` (of ``where``, read from ``path``) are those the score dict ``row`` of ``results_path`` was
+    written with: their digest is the row's ``per_query_sha256``. A row without one (written before the digest
+    existed) binds nothing here; the caller holds those scores to the row's means.
+
+    Raises:
+        DatasetError: the digests differ (the per-query file, or the results file, was edited or replaced).
+    """
+    recorded = row.get(DIGEST_KEY)
+    if recorded is not None and recorded != scores.digest():
+        raise DatasetError(f"the per-query scores of {where} are not those the results file {results_path} was "
+                           f"written with (their SHA-256 differs from its {DIGEST_KEY}): the file was edited or "
+                           f"replaced; {RERUN_HINT}", path=path)
 
 
 def read_kept_for(results_path: Path, model_name: str, model_revision: str | None, task_name: str,

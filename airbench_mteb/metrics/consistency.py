@@ -18,7 +18,10 @@ queries give a mean :math:`\rho` of 0.8031, and without quality control :math:`\
   replacement; every query when the set is smaller).
 
 Inputs are (queries x models) matrices of per-query values whose columns are the same models in the
-same order; ties in a score column get average ranks (:math:`\tau_b` corrects for them).
+same order; ties in a score column get average ranks (:math:`\tau_b` corrects for them). One tie rule
+serves the point estimate, the bootstrap and the subsets: two models' means tie when they are equal to
+``TIE_DECIMALS`` decimals (:func:`tie_rounded`), so two models equal in exact arithmetic whose float means
+differ in the last bits are tied everywhere, never ordered in one place and tied in another.
 """
 
 from __future__ import annotations
@@ -39,10 +42,15 @@ from airbench_mteb.metrics.bootstrap import (
 )
 
 MIN_MODELS = 3  # two models always agree or disagree completely: a rank correlation needs three
-# Resampled means carry rounding errors of about 1e-16 (they are sums of centred values), so two models that
-# tie on the drawn queries can differ in the last bits; the vectorised coefficients rank means rounded to
-# this many decimals, so those stay ties (scores are at most 1 in size: far above the error, far below any gap).
+# Means carry rounding errors of about 1e-16 (a float sum depends on its order), so two models that tie in
+# exact arithmetic can differ in the last bits; every coefficient here ranks means rounded to this many
+# decimals, so those stay ties (scores are at most 1 in size: far above the error, far below any gap).
 TIE_DECIMALS = 12
+
+
+def tie_rounded(means: ArrayLike) -> np.ndarray:
+    """``means`` rounded to ``TIE_DECIMALS``: the values every coefficient here ranks (the one tie rule)."""
+    return np.round(np.asarray(means, dtype=float), TIE_DECIMALS)
 
 
 @dataclass(frozen=True)
@@ -87,10 +95,11 @@ def _columns(first: ArrayLike, second: ArrayLike) -> tuple[np.ndarray, np.ndarra
 def rank_agreement(first: ArrayLike, second: ArrayLike) -> RankAgreement:
     """Spearman's rho and Kendall's tau-b (with their two-sided p-values) of two models' score columns.
 
-    Exactly ``scipy.stats.spearmanr(first, second)`` and ``scipy.stats.kendalltau(first, second)``
-    (tau-b; the exact null distribution for small sets without ties, scipy's ``method="auto"``).
+    Exactly ``scipy.stats.spearmanr`` and ``scipy.stats.kendalltau`` (tau-b; the exact null distribution for
+    small sets without ties, scipy's ``method="auto"``) of the two columns after :func:`tie_rounded`, the tie
+    rule the bootstrap (:func:`spearman_rho`, :func:`kendall_tau_b`) follows.
     """
-    x, y = _columns(first, second)
+    x, y = (tie_rounded(column) for column in _columns(first, second))
     with np.errstate(invalid="ignore", divide="ignore"):
         spearman, kendall = spearmanr(x, y), kendalltau(x, y)
     return RankAgreement(float(spearman.statistic), float(spearman.pvalue), float(kendall.statistic),
@@ -100,7 +109,7 @@ def rank_agreement(first: ArrayLike, second: ArrayLike) -> RankAgreement:
 def spearman_rho(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """Spearman's rho over the last axis (models), for every leading index at once: the Pearson correlation of
     the average ranks (means equal to ``TIE_DECIMALS`` decimals tie). ``nan`` where a row is constant."""
-    first, second = np.broadcast_arrays(np.round(first, TIE_DECIMALS), np.round(second, TIE_DECIMALS))
+    first, second = np.broadcast_arrays(tie_rounded(first), tie_rounded(second))
     x = rankdata(first, axis=-1)
     y = rankdata(second, axis=-1)
     x = x - x.mean(axis=-1, keepdims=True)
@@ -113,7 +122,7 @@ def kendall_tau_b(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     r"""Kendall's tau-b over the last axis (models), for every leading index at once:
     :math:`\tau_b = (C - D) / \sqrt{(P - T_x)(P - T_y)}` over the :math:`P` model pairs, with :math:`T_x`,
     :math:`T_y` the pairs tied in each column. ``nan`` where a row is constant."""
-    first, second = np.broadcast_arrays(np.round(first, TIE_DECIMALS), np.round(second, TIE_DECIMALS))
+    first, second = np.broadcast_arrays(tie_rounded(first), tie_rounded(second))
     i, j = np.triu_indices(first.shape[-1], k=1)
     dx = np.sign(first[..., i] - first[..., j])
     dy = np.sign(second[..., i] - second[..., j])
@@ -161,7 +170,7 @@ def tied_resamples(generated: ArrayLike, human: ArrayLike, *, n_resamples: int =
     first, second = _score_matrix(generated, "generated"), _score_matrix(human, "human")
     check_resampling(n_resamples, seed)
     means = resampled_means([first, second], n_resamples, seed)
-    return int(np.count_nonzero(np.any([np.ptp(np.round(m, TIE_DECIMALS), axis=-1) == 0 for m in means], axis=0)))
+    return int(np.count_nonzero(np.any([np.ptp(tie_rounded(m), axis=-1) == 0 for m in means], axis=0)))
 
 
 def subset_agreement(generated: ArrayLike, human_scores: ArrayLike, *, sample_size: int = 2000,

@@ -3,8 +3,8 @@
 MTEB's retrieval evaluation computes pytrec_eval's per-query measures, averages them and throws them
 away. These functions turn the per-query measures (plus MRR, which MTEB computes itself) into one
 vector per metric over a fixed, sorted list of query ids, so confidence intervals and paired tests
-between models can use them. Every query of the qrels with a relevant document gets a value; a
-query the run has no entry for counts 0, as a ranking that retrieves nothing does.
+between models can use them. The queries are those MTEB's score averages over (:func:`scored_queries`),
+so a task's score, its interval, its per-query file, judged@k and every test over them are of one set.
 
 Besides MTEB's metrics, ``judged_at_k`` measures label coverage (ir_measures' Judged@k): the share of a
 ranking's top ``k`` that has a qrels entry of any relevance, 0 included. Generated qrels
@@ -23,6 +23,8 @@ from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import Qrels, Run, ranking
 from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
+from airbench_mteb.mteb_compat import RESULTS_FILE_DECIMALS, TREC_MEAN_DECIMALS
+from airbench_mteb.mteb_compat import stored_decimals as mteb_stored_decimals
 
 # What an interval and a significance test are given for, besides the task's main score (MTEB's names).
 # Label coverage: MTEB does not compute it, so a plugin task reports its mean itself.
@@ -45,9 +47,27 @@ def per_query_metric(name: str) -> tuple[str, int] | None:
     return (match.group(1), int(match.group(2))) if match else None
 
 
-def scored_queries(qrels: Qrels) -> tuple[str, ...]:
-    """The queries a retrieval score averages over: those with a relevant document, sorted."""
-    return tuple(sorted(qid for qid, docs in qrels.items() if any(rel > 0 for rel in docs.values())))
+def scored_queries(qrels: Qrels, run: Run) -> tuple[str, ...]:
+    """The queries MTEB's retrieval scores average over, sorted: those with a judgment of any relevance that
+    the run holds (an empty ranking included).
+
+    MTEB 2.26 drops only queries whose qrels are empty (``_filter_queries_without_positives`` in
+    ``mteb/abstasks/retrieval.py`` tests ``len(...) == 0``: a query judged relevance 0 only stays), then
+    averages pytrec_eval's per-query measures over what ``RelevanceEvaluator.evaluate`` returns (qrels and
+    run in common) and MRR over the run's queries, which are those searched. So a query whose only
+    judgments are relevance 0 (AIR-Bench's generated hard negatives) scores 0 and counts.
+    """
+    return tuple(sorted(qid for qid, docs in qrels.items() if docs and qid in run))
+
+
+def stored_decimals(name: str) -> int:
+    """The decimals metric ``name``'s mean has in a results file: MTEB's own metrics as MTEB rounds them
+    (:func:`airbench_mteb.mteb_compat.stored_decimals`); label coverage as :func:`label_coverage` rounds it
+    before MTEB's writer rounds every score."""
+    parsed = per_query_metric(name)
+    if parsed is not None and parsed[0] == "judged":
+        return min(TREC_MEAN_DECIMALS, RESULTS_FILE_DECIMALS)
+    return mteb_stored_decimals(name)
 
 
 def per_query_scores(trec_scores: Mapping[str, Mapping[str, float]], qrels: Qrels, run: Run,
@@ -55,14 +75,14 @@ def per_query_scores(trec_scores: Mapping[str, Mapping[str, float]], qrels: Qrel
     """Per-query vectors of ``metrics`` over ``query_ids`` from pytrec_eval's per-query measures of ``run``.
 
     ``trec_scores`` is what ``pytrec_eval.RelevanceEvaluator(...).evaluate(run)`` returns (MTEB passes
-    it to ``task_specific_scores`` as ``scores``); ``values[i]`` belongs to ``query_ids[i]``, 0 for a
-    query the run does not hold. ``mrr_at_k`` is ``1 / rank`` of the first relevant document within
+    it to ``task_specific_scores`` as ``scores``); ``values[i]`` belongs to ``query_ids[i]``, which are
+    :func:`scored_queries` (each in ``trec_scores``). ``mrr_at_k`` is ``1 / rank`` of the first relevant document within
     the top ``k`` (0 if none), ranked as trec_eval ranks; ``judged_at_k`` is :func:`judged_shares`.
     Metrics without a per-query form (MTEB's ``nauc_*``) are left out.
 
     Raises:
-        ValueError: a measure of ``metrics`` is not among ``trec_scores``' measures (its cut-off was
-            not evaluated).
+        ValueError: a query of ``query_ids`` has no measures in ``trec_scores`` (it is not scored), or a
+            measure of ``metrics`` is not among them (its cut-off was not evaluated).
     """
     vectors: dict[str, np.ndarray] = {}
     for name in metrics:
@@ -85,7 +105,7 @@ def _trec_vector(trec_scores: Mapping[str, Mapping[str, float]], query_ids: Sequ
     for i, qid in enumerate(query_ids):
         measures = trec_scores.get(qid)
         if measures is None:
-            continue  # not in the run: nothing retrieved
+            raise ValueError(f"query {qid!r} has no pytrec_eval measures: it is not among the queries scored")
         if key not in measures:
             raise ValueError(f"{name}: pytrec_eval measure {key!r} was not computed (its cut-off is not evaluated)")
         values[i] = measures[key]
@@ -95,7 +115,7 @@ def _trec_vector(trec_scores: Mapping[str, Mapping[str, float]], query_ids: Sequ
 def _reciprocal_ranks(qrels: Qrels, run: Run, query_ids: Sequence[str], k: int) -> np.ndarray:
     values = np.zeros(len(query_ids))
     for i, qid in enumerate(query_ids):
-        relevant = {doc for doc, rel in qrels[qid].items() if rel > 0}
+        relevant = {doc for doc, rel in qrels[qid].items() if rel > 0}  # none for a query judged 0 only: it scores 0
         top = ranking(run.get(qid, {}))[:k]
         values[i] = next((1.0 / rank for rank, doc in enumerate(top, start=1) if doc in relevant), 0.0)
     return values
@@ -112,8 +132,8 @@ def judged_shares(qrels: Qrels, run: Run, query_ids: Sequence[str], k: int) -> n
 
 
 def label_coverage(vectors: Mapping[str, np.ndarray]) -> dict[str, float]:
-    """The means of the :data:`LABEL_COVERAGE` metrics among ``vectors``, rounded as MTEB rounds its means."""
-    return {name: round(float(vectors[name].mean()), 5) for name in LABEL_COVERAGE
+    """The means of the :data:`LABEL_COVERAGE` metrics among ``vectors``, rounded as MTEB rounds pytrec_eval's means."""
+    return {name: round(float(vectors[name].mean()), TREC_MEAN_DECIMALS) for name in LABEL_COVERAGE
             if name in vectors and len(vectors[name])}
 
 
@@ -123,7 +143,11 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
 
     The per-query form of :func:`airbench_mteb.metrics.source_bias.per_source_scores`: source ``s``
     is scored against the judgments on its own copies (:func:`qrels_for_source`), over the queries
-    with a relevant document among them. Returns ``{source: (query_ids, {"ndcg_at_<k>": values, ...})}``.
+    :func:`scored_queries` gives for those judgments. That is the set ``per_source_scores`` averages over
+    (pytrec_eval's, as MTEB and co*cktail's evaluation -- BEIR's, on the qrels of one source's copies --
+    compute NDCG_s): a query judged on that source's copies, relevance 0 only included, that the run holds.
+    In a co*cktail ``mixed`` setting every judged document has one copy per source with the same label,
+    so every source's set is the mixed subset's own. Returns ``{source: (query_ids, {"ndcg_at_<k>": values, ...})}``.
     """
     cutoffs = sorted(set(k_values))
     names = [f"{measure}_at_{k}" for measure in BIAS_MEASURES for k in cutoffs]
@@ -132,7 +156,7 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
     scores: dict[str, tuple[tuple[str, ...], dict[str, np.ndarray]]] = {}
     for source in sources:
         target = {qid: docs for qid, docs in qrels_for_source(qrels, doc_sources, source).items() if docs}
-        query_ids = scored_queries(target)
+        query_ids = scored_queries(target, run)
         trec_scores = pytrec_eval.RelevanceEvaluator(
             {qid: {doc: int(rel) for doc, rel in docs.items()} for qid, docs in target.items()}, measures,
         ).evaluate(trec_run)

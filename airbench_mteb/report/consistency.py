@@ -169,7 +169,8 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
 
     Raises:
         ConsistencyError: fewer than 3 models, a model without results on one set, an unknown task, split,
-            subset or metric, results of one set computed on different data, or sets over different corpora.
+            subset or metric, results of one set computed on different data, two sets that are one, or sets
+            over different corpora.
         DatasetError: a results file without kept per-query scores (rerun with ``--overwrite-strategy always``).
     """
     _check_options(models, subsets, subset_size, n_resamples, seed, level, method)
@@ -182,6 +183,7 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
                                f"at least {MIN_MODELS} models")
     found = {name: set_results(everything, labels, query_set, results) for name, query_set in sets.items()}
     sets = {name: resolved(query_set, found[name]) for name, query_set in sets.items()}
+    _check_distinct(sets)
     if check_corpus:
         for name in (GENERATED, WITHOUT_QC):
             if name in sets:
@@ -214,6 +216,17 @@ def _check_options(models: Sequence[str], subsets: int, subset_size: int, n_resa
         raise ConsistencyError(f"level {level!r} is not between 0 and 1")
     if method not in METHODS:
         raise ConsistencyError(f"unknown interval method {method!r}; use one of {', '.join(METHODS)}")
+
+
+def _check_distinct(sets: Mapping[str, QuerySet]) -> None:
+    """Two sets that are one (the same task, split and subset) agree perfectly by construction (rho 1, p 0):
+    that measures nothing, so it is refused."""
+    seen: dict[QuerySet, str] = {}
+    for name, query_set in sets.items():
+        if query_set in seen:
+            raise ConsistencyError(f"the {seen[query_set]} and the {name} set are both {query_set}: a set agrees "
+                                   "with itself by construction (rho 1, p 0); give two different sets")
+        seen[query_set] = name
 
 
 def _check_same_corpus(generated: QuerySet, human: QuerySet) -> None:

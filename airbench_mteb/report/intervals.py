@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.per_query import read_kept_for
+from airbench_mteb.data.per_query import check_bound, per_query_path, read_kept_for
 from airbench_mteb.metrics.bootstrap import bootstrap_statistic_ci
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.report.results import ModelTaskResult
@@ -42,7 +42,11 @@ def _resampling(row: Mapping[str, Any]) -> Resampling:
 
 def kept_vectors(found: ModelTaskResult, metric: str) -> list[np.ndarray] | None:
     """The per-query ``metric`` of every split and subset of ``found``'s scores, from the scores kept
-    beside its file; None where they are not kept (or kept for other data)."""
+    beside its file; None where they are not kept (or kept for other data).
+
+    Raises:
+        DatasetError: kept scores that are not those the results were written with (their digest differs).
+    """
     try:
         kept = read_kept_for(found.path, found.model, None, found.result.task_name, found.result.dataset_revision)
     except DatasetError:
@@ -52,6 +56,7 @@ def kept_vectors(found: ModelTaskResult, metric: str) -> list[np.ndarray] | None
         scores = kept.scores.get(split, {}).get(row["hf_subset"])
         if scores is None or metric not in scores.metrics or len(scores.metrics[metric]) < 2:
             return None
+        check_bound(scores, row, f"{split}/{row['hf_subset']}", per_query_path(found.path), found.path)
         vectors.append(np.asarray(scores.metrics[metric], dtype=float))
     return vectors or None
 

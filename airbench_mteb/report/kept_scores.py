@@ -82,7 +82,8 @@ def score_matrix(query_set: QuerySet, found: Mapping[str, ModelTaskResult],
                  metric: str) -> tuple[tuple[str, ...], np.ndarray]:
     """The sorted query ids and the (queries x models) per-query values of ``metric`` on a resolved ``query_set``,
     models in ``found``'s order. Each model's values are held to its results file as ``significance`` holds them
-    (finite, averaging to the results' score); the models must have scored the same queries."""
+    (the digest its results record, finite, averaging to the results' score); the models must have scored the
+    same queries."""
     from airbench_mteb.report.significance.reading import held_scores, kept_scores
 
     subset = str(query_set.subset)

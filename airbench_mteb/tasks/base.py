@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.per_query import QueryScores, remember
+from airbench_mteb.data.per_query import DIGEST_KEY, QueryScores, remember
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.per_query import (
     interval_scores,
@@ -149,8 +149,10 @@ class PluginRetrievalTask(HookedRetrievalTask):
 
     def query_scores(self, scores: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
                      results: Mapping[str, Mapping[str, float]], hf_subset: str) -> QueryScores:
-        """Per-query values of the main score and the other kept metrics, from MTEB's per-query measures."""
-        query_ids = scored_queries(qrels)
+        """Per-query values of the main score and the other kept metrics, from MTEB's per-query measures, over the
+        queries MTEB's score averages over (:func:`~airbench_mteb.metrics.per_query.scored_queries`): every number
+        of the task (score, interval, per-query file, judged@k) is of ``query_ids``."""
+        query_ids = scored_queries(qrels, results)
         return QueryScores(query_ids, per_query_scores(scores, qrels, results, kept_metrics(self.metadata.main_score),
                                                        query_ids))
 
@@ -158,7 +160,8 @@ class PluginRetrievalTask(HookedRetrievalTask):
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
         """Label coverage (``judged_at_10``, ``judged_at_100``: MTEB does not compute it), confidence intervals
         of the kept metrics (``<metric>_ci_low``/``_ci_high``, ``ci_*``), and the per-query values behind them
-        held for the results file (:mod:`airbench_mteb.data.per_query`)."""
+        held for the results file (:mod:`airbench_mteb.data.per_query`), bound to these scores by their digest
+        (``per_query_sha256``)."""
         kept = self.query_scores(scores, qrels, results, hf_subset)
         meta = getattr(self, "_scored_model", None)
         if meta is not None:
@@ -166,7 +169,7 @@ class PluginRetrievalTask(HookedRetrievalTask):
         coverage = label_coverage(kept.metrics)
         resampling = configured_resampling()
         intervals = {} if resampling is None else interval_scores(kept.metrics, resampling)
-        return {**coverage, **intervals, CI_SETTINGS: settings_label(resampling)}
+        return {**coverage, **intervals, CI_SETTINGS: settings_label(resampling), DIGEST_KEY: kept.digest()}
 
     def save_predictions(self, predictions: Any, model: Any, prediction_folder: Path, *, hf_split: str,
                          hf_subset: str) -> None:

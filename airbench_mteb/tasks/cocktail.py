@@ -124,7 +124,13 @@ class SourceBiasTask(PluginRetrievalTask):
 
     def query_scores(self, scores: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
                      results: Mapping[str, Mapping[str, float]], hf_subset: str) -> QueryScores:
-        """The kept per-query values; in the mixed setting also each source's NDCG@k and MAP@k per query."""
+        """The kept per-query values; in the mixed setting also each source's NDCG@k and MAP@k per query.
+
+        Each source is scored over the queries pytrec_eval scores against that source's copies (judged on them,
+        relevance 0 only included), as MTEB would score a task of those qrels and co*cktail computes NDCG_Human
+        and NDCG_LLM; every judged document has a copy in each source with the same label, so that set is the
+        mixed subset's own (``per_source_query_scores``), and each Relative Δ pairs a query's scores of one ranking.
+        """
         kept = super().query_scores(scores, qrels, results, hf_subset)
         if hf_subset != MIXED:
             return kept

@@ -2,11 +2,16 @@
 
 The shared results: BM25 and BM25 with other parameters (two models, one name) on an AIR-Bench mirror
 task whose dev split is scored and whose test split is closed-book (its qrels file removed).
+
+A case that edits a per-query file binds the results file beside it to the edited scores (``_edit_kept``),
+as a writer that kept wrong scores would: the checks behind the digest (means, finite values, query sets)
+are what it tests. An edit that is not bound is refused by the digest (``cases_query_set``).
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -62,9 +67,20 @@ def _files(root: Path, suffix: str) -> list[Path]:
 
 
 def _edit_kept(path: Path, change: Callable[[dict], None]) -> None:
+    """``change`` the kept scores in ``path`` and record their digests in the results file beside it: the SHA-256 of
+    each split and subset's scores as canonical JSON (keys sorted, no spaces), as the plugin's writer binds them."""
     data = json.loads(gzip.decompress(path.read_bytes()))
     change(data)
     path.write_bytes(gzip.compress(json.dumps(data).encode()))
+
+    def bind(result: dict) -> None:
+        for split, rows in result["scores"].items():
+            for row in rows:
+                scores = data["scores"].get(split, {}).get(row["hf_subset"])
+                if scores is not None:
+                    text = json.dumps(scores, sort_keys=True, separators=(",", ":"))
+                    row["per_query_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    _edit_result(path.with_name(path.name.replace(".per_query.json.gz", ".json")), bind)
 
 
 def _edit_result(path: Path, change: Callable[[dict], None]) -> None:
@@ -151,12 +167,12 @@ def _nan_score(root: Path) -> None:
 def _query_missing_results_agreeing(root: Path) -> None:
     """The tuned model's file lacks a query and its results file averages over the rest: each file agrees with its
     results, but the two models were scored on different queries (that query counted 0 before)."""
-    kept = _files(root, ".per_query.json.gz")[1]
-    data = json.loads(gzip.decompress(kept.read_bytes()))
-    scores = _dev_scores(data)
-    del scores["query_ids"][0]
-    scores["metrics"] = {name: values[1:] for name, values in scores["metrics"].items()}
-    kept.write_bytes(gzip.compress(json.dumps(data).encode()))
+    def drop_first(data: dict) -> None:
+        scores = _dev_scores(data)
+        del scores["query_ids"][0]
+        scores["metrics"] = {name: values[1:] for name, values in scores["metrics"].items()}
+    _edit_kept(_files(root, ".per_query.json.gz")[1], drop_first)
+    scores = _dev_scores(json.loads(gzip.decompress(_files(root, ".per_query.json.gz")[1].read_bytes())))
 
     def means(result: dict) -> None:
         (dev,) = result["scores"]["dev"]
@@ -197,11 +213,13 @@ def _check_library(ws: Workspace, report: Any) -> None:
 def _few_queries_differ(root: Path) -> None:
     """The tuned model's MRR@10 of 4 queries moved to other ranks, its results file averaging the same: 4 of the 12
     queries differ, by 1 - 1/2 twice (equal differences, the ties a float sum misjudged), 1 - 1/3 and 1 - 1/4."""
-    kept = _files(root, ".per_query.json.gz")[1]
-    data = json.loads(gzip.decompress(kept.read_bytes()))
-    values = _dev_scores(data)["metrics"]["mrr_at_10"]
-    values[:4] = [1 / 2, 1 / 3, 1 / 2, 1 / 4]
-    kept.write_bytes(gzip.compress(json.dumps(data).encode()))
+    values = [1 / 2, 1 / 3, 1 / 2, 1 / 4]
+
+    def move(data: dict) -> None:
+        kept_values = _dev_scores(data)["metrics"]["mrr_at_10"]
+        kept_values[:4] = values
+        values[:] = kept_values
+    _edit_kept(_files(root, ".per_query.json.gz")[1], move)
 
     def mean(result: dict) -> None:
         (dev,) = result["scores"]["dev"]

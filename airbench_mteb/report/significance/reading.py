@@ -2,10 +2,12 @@
 scores, each held to the results file beside it.
 
 A per-query file is trusted only as far as it reproduces its results: on every split and subset
-compared, each metric's per-query values must be finite and average to the results file's score
-(MTEB rounds its means to 5 decimals: a score of at most 5 decimals is matched to within half a unit
-of the 5th, plus 1e-9), and a mixed subset's per-source vectors must score the same queries. A file
-with queries added, dropped or changed is refused with one line naming it, the metric and both values.
+compared, its digest must be the one the results' score dict records (any edit is refused; results
+written before the digest existed record none), each metric's per-query values must be finite and
+average to the results file's score (to within half a unit of the last decimal MTEB keeps of that
+metric, :func:`~airbench_mteb.metrics.per_query.stored_decimals`, plus 1e-9), and a mixed subset's
+per-source vectors must score the same queries. A file with queries added, dropped or changed is
+refused with one line naming it (and the metric and both values where a mean differs).
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
-from airbench_mteb.data.per_query import RERUN_HINT, KeptScores, QueryScores, per_query_path, read_kept_for
+from airbench_mteb.data.per_query import (
+    RERUN_HINT,
+    KeptScores,
+    QueryScores,
+    check_bound,
+    per_query_path,
+    read_kept_for,
+)
+from airbench_mteb.metrics.per_query import stored_decimals
 from airbench_mteb.metrics.significance import CORRECTIONS
 from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.significance.records import SignificanceError
@@ -30,7 +40,6 @@ from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 if TYPE_CHECKING:
     from mteb import Benchmark
 
-_DECIMALS = 5  # MTEB rounds its retrieval means to 5 decimals
 _MATCH = 1e-9  # how far a per-query mean may be from its results score beyond that rounding
 
 
@@ -127,11 +136,17 @@ def held_scores(label: str, found: ModelTaskResult, kept: tuple[KeptScores, Path
     """One model's kept scores of ``metrics`` on one split and subset, held to its results file (module docstring).
 
     Raises:
-        DatasetError: no kept scores of that split and subset, a value that is not finite, a mean that is not the
-            results' score, or per-source vectors of other queries; each names the per-query file.
+        DatasetError: a closed-book split (searched, never scored), no kept scores of that split and subset,
+            scores that are not those the results were written with (digest), a value that is not finite, a
+            mean that is not the results' score, or per-source vectors of other queries; each names the file.
         SignificanceError: a metric without per-query values.
     """
     record, path = kept
+    results = next(s for s in found.result.scores[split] if s["hf_subset"] == subset)
+    if CLOSED_BOOK in results:
+        raise DatasetError(f"{record.task_name} {split}/{subset} is closed-book for {label} (searched, not scored: "
+                           "no qrels), so it has no per-query scores; compare a scored split",
+                           path=found.path)
     scores = record.scores.get(split, {}).get(subset)
     if scores is None:
         raise DatasetError(f"no per-query scores of {split}/{subset} for {label} (that split was scored by an "
@@ -140,10 +155,10 @@ def held_scores(label: str, found: ModelTaskResult, kept: tuple[KeptScores, Path
     if missing:
         raise SignificanceError(f"metric {missing[0]!r} has no per-query values for {record.task_name} "
                                 f"{split}/{subset} (kept: {', '.join(scores.metrics)})")
+    check_bound(scores, results, f"{split}/{subset}", path, found.path)
     twice = next((qid for qid, count in Counter(scores.query_ids).items() if count > 1), None)
     if twice is not None:
         raise DatasetError(f"query {twice!r} is scored twice in {split}/{subset}: {RERUN_HINT}", path=path)
-    results = next(s for s in found.result.scores[split] if s["hf_subset"] == subset)
     for metric in metrics:
         _check_values(scores, metric, f"{split}/{subset}", path)
         _check_mean(scores.metrics[metric], results.get(metric), metric, f"{split}/{subset}", path, found.path)
@@ -173,7 +188,7 @@ def _check_mean(values: np.ndarray, score: Any, metric: str, where: str, path: P
         raise DatasetError(f"the results file {results_path} has no {metric} of {where} ({score!r}) to hold the "
                            f"per-query values to", path=path)
     mean = float(values.mean()) if values.size else math.nan
-    rounding = 0.5 * 10.0**-_DECIMALS if round(score, _DECIMALS) == score else 0.0
+    rounding = 0.5 * 10.0**-stored_decimals(metric)  # the score is MTEB's mean rounded to that many decimals
     if not abs(mean - score) <= rounding + _MATCH:
         raise DatasetError(f"per-query {metric} of {where} average {mean!r} over {values.size} queries, but the "
                            f"results file {results_path} says {score!r}: {RERUN_HINT}", path=path)
