@@ -70,3 +70,31 @@ def test_significance_compares_mrr_of_the_plugins_own_results(folder: Path) -> N
         assert comparison.n_queries == len(ids) == 13
         assert comparison.mean_a == pytest.approx(a[comparison.metric].mean(), abs=1e-15)
         assert comparison.mean_b == pytest.approx(b[comparison.metric].mean(), abs=1e-15)
+
+
+def test_an_edit_that_keeps_every_mean_is_refused_wherever_kept_scores_are_read(folder: Path, tmp_path: Path) -> None:
+    """Two queries' judged@10 swapped: the means stay, the digest the results record does not."""
+    import gzip
+    import json
+    import shutil
+
+    from airbench_mteb.data.errors import DatasetError
+    from airbench_mteb.report.intervals import kept_vectors
+    from airbench_mteb.report.results import read_results
+    from airbench_mteb.report.significance import significance
+
+    results = tmp_path / "results"
+    shutil.copytree(folder / "results", results)
+    kept_path = results_files(results, ".per_query.json.gz")[0]
+    data = json.loads(gzip.decompress(kept_path.read_bytes()))
+    values = data["scores"]["dev"]["default"]["metrics"]["judged_at_10"]
+    j = next(i for i, value in enumerate(values) if value != values[0])
+    values[0], values[j] = values[j], values[0]
+    kept_path.write_bytes(gzip.compress(json.dumps(data).encode()))
+    found = next(r for r in read_results(results, None, [TASK]) if r.label == BM25)
+    for read in (lambda: kept_vectors(found, "judged_at_10"),
+                 lambda: significance(results, [BM25, TUNED], tasks=[TASK], metrics=["judged_at_10"],
+                                      n_resamples=999)):
+        with pytest.raises(DatasetError, match="per_query_sha256") as error:
+            read()
+        assert str(kept_path) in str(error.value)
