@@ -59,6 +59,9 @@ def _ranked(docs: dict[str, float]) -> list[str]:
 def test_property_per_query_metrics_and_their_query_set_are_pytrec_evals(case) -> None:
     qrels, run = case
     trec = pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate(run)
+    # trec_eval's P@k over the qrels with every grade raised by one counts the judged documents of the top k
+    raised = {q: {d: g + 1 for d, g in docs.items()} for q, docs in qrels.items()}
+    judged_trec = pytrec_eval.RelevanceEvaluator(raised, {"P.10,100"}).evaluate(run)
     query_ids = scored_queries(qrels, run)
     assert list(query_ids) == sorted(trec)  # the queries pytrec_eval (so MTEB) averages over
     vectors = per_query_scores(trec, qrels, run, KEPT, query_ids)
@@ -72,6 +75,8 @@ def test_property_per_query_metrics_and_their_query_set_are_pytrec_evals(case) -
         for k in (10, 100):  # ir_measures' Judged@k: judged share of the top k, 0 for an empty ranking
             judged = sum(doc in qrels[qid] for doc in top[:k])
             assert vectors[f"judged_at_{k}"][i] == (judged / len(top[:k]) if top else 0.0)
+            shorter = judged_trec[qid][f"P_{k}"] * k / min(k, len(top)) if top else 0.0  # P@k divides by k
+            assert abs(vectors[f"judged_at_{k}"][i] - shorter) < 1e-12
 
 
 @st.composite
