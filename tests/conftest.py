@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from airbench_mteb import settings
 
@@ -28,6 +29,15 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 os.environ.setdefault("RAY_AUTH_MODE", "token")
 os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
+# Property tests draw the same cases on every run by default (the README's `python -m pytest -q tests`): a seed
+# from each test's own code, no example database read or written, no time limit (a slow shared machine is no
+# failure). `HYPOTHESIS_PROFILE=deep` (or `--hypothesis-profile=deep`) draws fresh random cases, more of them
+# where a test follows the profile's count; every failing case it finds is pinned in its test with @example.
+hypothesis_settings.register_profile("default", derandomize=True, database=None, deadline=None, max_examples=100,
+                                     print_blob=False)
+hypothesis_settings.register_profile("deep", derandomize=False, database=None, deadline=None, max_examples=5000,
+                                     print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def _sample_data() -> Path:

@@ -243,3 +243,13 @@ def test_library_checks_of_command_options_raise_option_errors(function: str, ar
     module, name = function.split(":")
     with pytest.raises(OptionError, match=re.escape(named)):
         getattr(importlib.import_module(module), name)(**arguments)
+
+
+def test_sample_data_refuses_an_empty_out_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 36: `--out ''` is Path(''), the current folder: 16 MB written where the user stood
+    monkeypatch.chdir(tmp_path)
+    assert main(["sample-data", "--out", ""]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("airbench-mteb sample-data: --out is empty") and "\n" not in err
+    assert not any(tmp_path.iterdir())

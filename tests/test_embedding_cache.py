@@ -550,3 +550,18 @@ def test_a_process_forked_after_the_tokenizer_threads_ran_still_tokenizes(minilm
         child.kill()
     assert not hung and child.exitcode == 0
     assert len(expected) == len(texts)
+
+
+def test_encoding_into_the_cache_shows_progress_in_texts(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 36: the bundled multilingual-e5-small printed nothing for minutes into a pipe; the cache encoded a
+    corpus under one chunk (4,096 texts) without any bar, and a larger one with a bar of chunks."""
+    import mteb
+
+    e5 = with_embedding_cache(mteb.get_model("airbench-mteb/multilingual-e5-small"))
+    assert isinstance(e5, CachedEncoder)
+    texts = list(dict.fromkeys(LEE))[:12]
+    e5.encode(_documents_loader(texts), task_metadata=LeeTaskA.metadata, hf_split="test", hf_subset="default",
+              prompt_type=PromptType.document, batch_size=4)
+    bar = [line for line in capsys.readouterr().err.split("\r") if line.startswith("Encoding missing items")]
+    assert bar and "12/12" in bar[-1] and "text" in bar[-1]
+    assert len(bar) > 2  # advanced call by call, not only opened and closed

@@ -384,6 +384,8 @@ def _bad_configs() -> list[tuple[str, Callable[[], object], str]]:
         ("no-rerankers", lambda: airbench(rerankers=()), "--rerankers needs at least one"),
         ("unknown-reranker", lambda: airbench(rerankers=("minilm", "bge")), "unknown reranker 'bge'"),
         ("recall-depth", lambda: airbench(qc=QCSettings(recall_depth=0)), "--recall-depth must be at least 1"),
+        # "custom_qa_law_en_" + 183 characters: the kept task's name is 200, the pre-QC set's 207
+        ("pre-qc-name", lambda: airbench(dataset="d" * 183), "before quality control are written as dataset"),
         ("judge-level", lambda: QCSettings(positive_levels=(2, 4)), "--judge-positive-levels must be between 0 and 3"),
         ("qc-batch", lambda: ModelPlacement(batch_size=0), "--qc-batch-size must be at least 1"),
         ("word-range", lambda: cocktail(min_words=50, max_words=10), "--min-words (50) must not exceed --max-words (10)"),

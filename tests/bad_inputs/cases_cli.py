@@ -196,6 +196,8 @@ CASES = [
     Case("cli-reader-qrels-float-doc-id", call=_qrels('{"qid": "q0", "docid": 2.5, "relevance": 1}'),
          error=f"'docid' {WRONG_ID}, got 2.5"),
     Case("cli-reader-beir-folder-bool-id", call=_beir_folder_with_a_bool_id, error=f"corpus.jsonl, line 2: field '_id' {WRONG_ID}"),
+    # issue 36: an empty --out is the current folder, which got 16 MB unasked
+    Case("cli-sample-data-empty-out", argv=lambda ws: ["sample-data", "--out", ""], error="--out is empty"),
     Case("cli-omp-threads-not-a-number", call=lambda ws: __import__("mteb").get_model("airbench-mteb/multilingual-e5-small"),
          env={"OMP_NUM_THREADS": "two"}, error="OMP_NUM_THREADS='two'"),
     Case("cli-omp-threads-zero", call=lambda ws: __import__("mteb").get_model("airbench-mteb/multilingual-e5-small"),

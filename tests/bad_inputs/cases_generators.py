@@ -181,6 +181,9 @@ CASES = [
     Case("gen-airbench-min-negatives-zero", argv=_airbench("--min-negatives", "0"), error="--min-negatives must be at least 1"),
     Case("gen-airbench-num-queries-zero", argv=_airbench("--num-queries", "0"), error="--num-queries must be at least 1"),
     Case("gen-airbench-num-queries-negative", argv=_airbench("--num-queries", "-3"), error="--num-queries must be at least 1"),
+    # issue 36: the kept task's name at the 200-character limit passed, the pre-QC set's (207) died after the LLM work
+    Case("gen-airbench-pre-qc-name-over-200", argv=_airbench("--dataset", "d" * 183),
+         error="written as dataset '" + "d" * 183 + "-pre-qc'"),
     Case("gen-airbench-num-queries-above-corpus", argv=_airbench("--num-queries", "50"),
          error="--num-queries 50 exceeds the 5 documents"),
     Case("gen-airbench-seed-negative", argv=_airbench("--seed", "-1"), error="--seed must be between 0 and 2147483647"),

@@ -11,6 +11,7 @@ from airbench_mteb.catalog.user import airbench_naming_problem
 from airbench_mteb.data.fingerprint import content_digest
 from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench.candidates import TASK_TYPES, CandidateSettings
+from airbench_mteb.generation.airbench.output import pre_qc_dataset
 from airbench_mteb.generation.airbench.qc import QCSettings
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.shared_models import check_reranker_spec
@@ -46,10 +47,16 @@ class AirBenchConfig:
     def __post_init__(self) -> None:
         checks.one_of("--task-type", self.task_type, TASK_TYPES)
         checks.language("--language", self.language)
-        # what `register-dataset` would refuse is refused before the dataset is made
+        # what `register-dataset` would refuse is refused before the dataset is made: the kept set's name and the
+        # name of the set before quality control, written beside it (7 characters longer)
         problem = airbench_naming_problem(self.version, self.task_type, self.domain, self.language, self.dataset)
         if problem is not None:
             raise GenerationError(f"--version/--domain/--language/--dataset: {problem}")
+        before = pre_qc_dataset(self.dataset)
+        problem = airbench_naming_problem(self.version, self.task_type, self.domain, self.language, before)
+        if problem is not None:
+            raise GenerationError(f"--version/--domain/--language/--dataset: the candidates before quality control "
+                                  f"are written as dataset {before!r}, and {problem}")
         if self.candidates.task_type != self.task_type or self.candidates.language != self.language:
             raise GenerationError("candidate settings must carry the config's task type and language")
         checks.whole_number("--num-queries", self.num_queries, 1)

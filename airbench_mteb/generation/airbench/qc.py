@@ -41,13 +41,11 @@ from tqdm.auto import tqdm
 from airbench_mteb.generation import checks
 from airbench_mteb.generation.airbench import prompts
 from airbench_mteb.generation.airbench.query_filters import (
-    OVERLAP_MIN_TOKENS,
+    COPIED,
+    WRONG_LANGUAGE,
+    FilterSettings,
+    check_query,
     easiness_threshold,
-    language_script,
-    longest_common_run,
-    script_share,
-    token_overlap,
-    tokens,
 )
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import LLMParams
@@ -56,7 +54,7 @@ from airbench_mteb.generation.shared_models import DenseRecall, Encoder, Reranke
 
 ORIGINAL_POSITIVE, HARD_NEGATIVE, UNLABELLED = "original_positive", "generated_hard_negative", "unlabelled"
 # The ways a query leaves quality control, in pipeline order (GenerationSummary and card counts).
-COPIED, WRONG_LANGUAGE, JUDGED_LOW_QUALITY, EASY = "copied", "wrong_language", "judged_low_quality", "easy"
+JUDGED_LOW_QUALITY, EASY = "judged_low_quality", "easy"
 DROP_CAUSES = (COPIED, WRONG_LANGUAGE, JUDGED_LOW_QUALITY, EASY)
 
 
@@ -84,21 +82,19 @@ class LLMJudge:
 
 
 @dataclass(frozen=True)
-class QCSettings:
+class QCSettings(FilterSettings):
+    """Quality control's settings: the query filters' thresholds (:class:`FilterSettings`) and the rest."""
+
     recall_depth: int = 1000
     hard_negative_threshold: int = 20
     other_threshold: int = 10
     positive_levels: tuple[int, ...] = (2, 3)
-    # Query filters (0 = off): tokens copied in a row from the positive passage; share of the query's distinct
-    # tokens found in it (queries of at least OVERLAP_MIN_TOKENS tokens); least share of the query's letters
-    # in the language's script; NeMo Curator's easiness percentile (its default is 70; off here, as AIR-Bench
-    # has no such filter and it drops a fixed share of every set).
-    copied_run: int = 10
-    copied_overlap: float = 0.9
-    language_share: float = 0.5
+    # NeMo Curator's easiness percentile (0 = off; its default is 70; off here, as AIR-Bench has no such filter
+    # and it drops a fixed share of every set).
     easy_percentile: float = 0.0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         checks.whole_number("--recall-depth", self.recall_depth, 1)
         checks.whole_number("hard_negative_threshold", self.hard_negative_threshold, 1)
         checks.whole_number("other_threshold", self.other_threshold, 1)
@@ -106,9 +102,6 @@ class QCSettings:
             raise GenerationError("--judge-positive-levels needs at least one level (0-3)")
         for level in self.positive_levels:
             checks.whole_number("--judge-positive-levels", level, 0, 3)
-        checks.whole_number("copied_run", self.copied_run, 0)
-        checks.number("copied_overlap", self.copied_overlap, 0.0, 1.0)
-        checks.number("language_share", self.language_share, 0.0, 1.0)
         checks.number("easy_percentile", self.easy_percentile, 0.0, 100.0)
 
 
@@ -172,26 +165,13 @@ class QualityControl:
         return level in self.settings.positive_levels
 
     def _query_filters(self, data: QCInput, qid: str) -> dict[str, Any] | None:
-        """The decision dropping a copied query or one not in the dataset's script; None when it passes."""
-        s = self.settings
+        """The decision record dropping a copied query or one not in the dataset's script; None when it passes."""
         doc_id = data.positives[qid]
-        base = {"qid": qid, "docid": doc_id, "doc_type": ORIGINAL_POSITIVE, "judge_level": None, "action": "drop_query"}
-        query, passage = tokens(data.queries[qid], data.language), tokens(data.corpus[doc_id], data.language)
-        run, overlap = longest_common_run(query, passage), token_overlap(query, passage)
-        copied_run = s.copied_run > 0 and run >= s.copied_run
-        copied_overlap = s.copied_overlap > 0 and len(set(query)) >= OVERLAP_MIN_TOKENS and overlap >= s.copied_overlap
-        if copied_run or copied_overlap:
-            because = (f"{run} tokens in a row copied from its positive (copied_run {s.copied_run})" if copied_run
-                       else f"{overlap:.2f} of its tokens in its positive (copied_overlap {s.copied_overlap})")
-            return {**base, "filter": COPIED, "common_run": run, "token_overlap": round(overlap, 4),
-                    "reason": f"copied query: {because}"}
-        script = language_script(data.language)
-        share = script_share(data.queries[qid], script)
-        if s.language_share > 0 and share is not None and share < s.language_share:
-            return {**base, "filter": WRONG_LANGUAGE, "script_share": round(share, 4),
-                    "reason": f"not in {data.language}: {share:.2f} of its letters in {script} script "
-                              f"(language_share {s.language_share})"}
-        return None
+        decision = check_query(data.queries[qid], data.corpus[doc_id], data.language, self.settings)
+        if decision is None:
+            return None
+        return {"qid": qid, "docid": doc_id, "doc_type": ORIGINAL_POSITIVE, "judge_level": None,
+                "action": "drop_query", **decision.record()}
 
     def _easy_decisions(self, data: QCInput, qids: list[str],
                         similarities: np.ndarray) -> tuple[list[dict[str, Any]], float | None]:

@@ -1,51 +1,136 @@
-"""The measures behind quality control's query filters, each a pure function of texts (no model, no network).
+"""Quality control's query filters, each a pure function of texts (no model, no network); :func:`check_query`
+applies the two that run before any LLM call.
 
 - **Copied query** (InPars-style): a query that repeats its positive passage tests string matching, not
-  retrieval. Measured in tokens (casefolded words; character bigrams for languages written without spaces,
-  ``zh``, ``ja``, ``ko``, ``th``): the longest run of consecutive query tokens found verbatim in the passage,
-  and the share of the query's distinct tokens that occur in the passage.
+  retrieval. Measured in the words of :func:`tokens`: the longest run of consecutive query words found verbatim
+  in the passage, and the share of the query's distinct words that occur in the passage.
 - **Query not in the dataset's language**: the share of the query's letters written in the language's
-  script (MTEB's default script of the language). A script check: it catches English answers to a Chinese
-  prompt, not French among English queries.
+  script (MTEB's default script of the language), after Unicode compatibility folding (NFKC), so fullwidth
+  Latin counts as Latin and halfwidth katakana as katakana. A script check: it catches English answers to a
+  Chinese prompt, not French among English queries.
 - **Easy query** (NeMo Curator's easiness filter): a query whose similarity to its positive passage is above
   the ``p``-th percentile of the set's similarities (numpy's linear percentile, as NeMo Curator computes it).
 """
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
 
 import numpy as np
+import regex
 
 from airbench_mteb.data.languages import eval_language
-from airbench_mteb.generation.airbench.corpus import CHARACTER_LANGUAGES
+from airbench_mteb.generation import checks
+from airbench_mteb.models.lucene_analysis import analysis_name
+from airbench_mteb.models.lucene_analysis.arabic import arabic_normalize
+from airbench_mteb.models.lucene_analysis.cjk import cjk_words
+from airbench_mteb.models.lucene_analysis.japanese import japanese_words
+from airbench_mteb.models.lucene_analysis.tokenizer import SOUTHEAST_ASIAN, standard_tokens
 
-_WORD = re.compile(r"\w+")
+COPIED, WRONG_LANGUAGE = "copied", "wrong_language"
 # The token overlap rule's shortest query: a shorter one (AIR-Bench's shortest length class is "less than 5
 # words") is a few keywords, expected to occur in its passage.
 OVERLAP_MIN_TOKENS = 5
 
-# ISO 15924 script (MTEB's language codes) -> the first word of the Unicode names of its letters; Japanese
-# mixes Han with both kana, Korean writes Hangul (Hanja are rare enough to stay under any sensible share).
-SCRIPT_LETTERS = {
-    "Latn": ("LATIN",), "Cyrl": ("CYRILLIC",), "Grek": ("GREEK",), "Armn": ("ARMENIAN",), "Geor": ("GEORGIAN",),
-    "Arab": ("ARABIC",), "Hebr": ("HEBREW",), "Thaa": ("THAANA",), "Ethi": ("ETHIOPIC",),
-    "Deva": ("DEVANAGARI",), "Beng": ("BENGALI",), "Guru": ("GURMUKHI",), "Gujr": ("GUJARATI",),
-    "Orya": ("ORIYA",), "Taml": ("TAMIL",), "Telu": ("TELUGU",), "Knda": ("KANNADA",), "Mlym": ("MALAYALAM",),
-    "Sinh": ("SINHALA",), "Thai": ("THAI",), "Laoo": ("LAO",), "Khmr": ("KHMER",), "Mymr": ("MYANMAR",),
-    "Tibt": ("TIBETAN",), "Hans": ("CJK",), "Hant": ("CJK",), "Hani": ("CJK",),
-    "Jpan": ("CJK", "HIRAGANA", "KATAKANA"), "Hang": ("HANGUL",), "Kore": ("HANGUL", "CJK"),
-}
+# ISO 15924 codes of MTEB's languages that name a combination of Unicode scripts; every other code is a Unicode
+# script itself. Japanese mixes Han with both kana, Korean writes Hangul (Hanja are rare enough to stay under any
+# sensible share).
+COMPOSITE_SCRIPTS = {"Hans": ("Hani",), "Hant": ("Hani",), "Jpan": ("Hani", "Hira", "Kana"), "Kore": ("Hang", "Hani")}
+_GRAPHEME = regex.compile(r"\X")
+_ARABIC_SCRIPT = ("ar", "fa")  # the analyses that fold Arabic script (Lucene's Arabic and Persian analyzers)
+
+
+@dataclass(frozen=True)
+class FilterSettings:
+    """The query filters' thresholds (0 = off): words copied in a row from the positive passage; share of the
+    query's distinct words found in it (queries of at least OVERLAP_MIN_TOKENS words); least share of the
+    query's letters in the language's script."""
+
+    copied_run: int = 10
+    copied_overlap: float = 0.9
+    language_share: float = 0.5
+
+    def __post_init__(self) -> None:
+        checks.whole_number("copied_run", self.copied_run, 0)
+        checks.number("copied_overlap", self.copied_overlap, 0.0, 1.0)
+        checks.number("language_share", self.language_share, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class QueryDecision:
+    """Why a query is dropped before any LLM call: the ``filter`` that drops it, what it measured, in words."""
+
+    filter: Literal["copied", "wrong_language"]
+    reason: str
+    common_run: int | None = None  # copied: the longest run of query words found in the passage
+    token_overlap: float | None = None  # copied: the share of the query's distinct words found in it
+    script_share: float | None = None  # wrong_language: the share of the query's letters in the script
+
+    def record(self) -> dict[str, Any]:
+        """The decision's fields in quality control's decision log (``qc_decisions.jsonl``)."""
+        measures = {"common_run": self.common_run, "token_overlap": self.token_overlap,
+                    "script_share": self.script_share}
+        return {"filter": self.filter, **{name: value if isinstance(value, int) else round(value, 4)
+                                          for name, value in measures.items() if value is not None},
+                "reason": self.reason}
+
+
+def check_query(query: str, passage: str, language: str, settings: FilterSettings | None = None) -> QueryDecision | None:
+    """None when ``query`` passes the copied-query and language filters against its positive ``passage`` in
+    ``language`` (ISO 639-1, as AIR-Bench names it), else the decision dropping it (the copy rule first)."""
+    s = settings if settings is not None else FilterSettings()
+    if s.copied_run or s.copied_overlap:
+        words, passage_words = tokens(query, language), tokens(passage, language)
+        run, overlap = longest_common_run(words, passage_words), token_overlap(words, passage_words)
+        copied_run = s.copied_run > 0 and run >= s.copied_run
+        copied_overlap = (s.copied_overlap > 0 and len(set(words)) >= OVERLAP_MIN_TOKENS
+                          and overlap >= s.copied_overlap)
+        if copied_run or copied_overlap:
+            because = (f"{run} words in a row copied from its positive (copied_run {s.copied_run})" if copied_run
+                       else f"{overlap:.2f} of its words in its positive (copied_overlap {s.copied_overlap})")
+            return QueryDecision(COPIED, f"copied query: {because}", common_run=run, token_overlap=overlap)
+    script = language_script(language)
+    share = script_share(query, script)
+    if s.language_share > 0 and share is not None and share < s.language_share:
+        return QueryDecision(WRONG_LANGUAGE, f"not in {language}: {share:.2f} of its letters in {script} script "
+                                             f"(language_share {s.language_share})", script_share=share)
+    return None
 
 
 def tokens(text: str, language: str) -> list[str]:
-    """Casefolded word tokens; character bigrams of the words for a language written without spaces."""
-    words = _WORD.findall(text.casefold())
-    if language.split("-")[0] not in CHARACTER_LANGUAGES:
-        return words
-    return [word[i:i + 2] for word in words for i in range(max(1, len(word) - 1))]
+    """The words the copy measures compare: those the plugin's Lucene analysis of ``language`` finds (the
+    analysis BM25 uses), before any stemmer or stopword list, of the case- and width-folded text (NFKC).
+
+    Copying is about the words as written: a stemmer would count a paraphrase ("runs" for "running") as copied,
+    and dropping stopwords would let a copied run skip its function words. So most languages take the words of
+    Lucene's StandardTokenizer (Unicode word boundaries, UAX #29: combining marks and joiners stay inside their
+    word, as in Hindi, Bengali or vowelled Arabic). Korean, written with spaces, too (CJKAnalyzer's Hangul
+    bigrams would make a 5-word phrase a 10-bigram run). Arabic and Persian words as Lucene's
+    ArabicNormalizationFilter folds them (its first step, before stemming): their vowel marks and tatweel are
+    optional in writing, so a vowelled copy of an unvowelled passage is still a copy. Languages written
+    without spaces as their Lucene analyzers cut them: Chinese in CJKAnalyzer's bigrams, Japanese in
+    JapaneseAnalyzer's morphemes (as written, not base forms); Thai, Lao, Khmer and Myanmar runs, which Lucene
+    segments with a dictionary this plugin lacks, in bigrams of characters (grapheme clusters).
+    """
+    folded = unicodedata.normalize("NFKC", text.casefold())
+    analysis = analysis_name(language)
+    if analysis == "zh":
+        return cjk_words(folded)
+    if analysis == "ja":
+        return japanese_words(folded)
+    words = [word for token in standard_tokens(folded)
+             for word in (_bigrams(_GRAPHEME.findall(token.text)) if token.kind == SOUTHEAST_ASIAN else (token.text,))]
+    if analysis in _ARABIC_SCRIPT:
+        return [normal for normal in map(arabic_normalize, words) if normal]  # a lone tatweel is no word
+    return words
+
+
+def _bigrams(units: list[str]) -> list[str]:
+    return [units[i] + units[i + 1] for i in range(len(units) - 1)] or units
 
 
 def longest_common_run(query: Sequence[str], passage: Sequence[str]) -> int:
@@ -72,14 +157,26 @@ def language_script(language: str) -> str:
     return eval_language(language).split("-")[1]
 
 
-def script_share(text: str, script: str) -> float | None:
-    """The share of ``text``'s letters that belong to ``script``; None when it has no letter (or the script
-    has no entry in :data:`SCRIPT_LETTERS`: nothing to check it by)."""
-    prefixes = SCRIPT_LETTERS.get(script)
-    letters = [c for c in text if unicodedata.category(c).startswith("L")]
-    if prefixes is None or not letters:
+@cache
+def script_letters(script: str) -> regex.Pattern[str] | None:
+    """A pattern matching the characters of an ISO 15924 ``script`` (by their Unicode Script_Extensions, so a
+    mark shared by several scripts, such as the kana prolonged sound mark, counts for each); None for a code
+    that names no Unicode script."""
+    try:
+        return regex.compile("[" + "".join(rf"\p{{scx={code}}}" for code in COMPOSITE_SCRIPTS.get(script, (script,)))
+                             + "]")
+    except regex.error:
         return None
-    return sum(unicodedata.name(c, "").startswith(prefixes) for c in letters) / len(letters)
+
+
+def script_share(text: str, script: str) -> float | None:
+    """The share of ``text``'s letters (after NFKC) that belong to ``script``; None when it has no letter (or the
+    code names no script: nothing to check it by)."""
+    pattern = script_letters(script)
+    letters = [c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c).startswith("L")]
+    if pattern is None or not letters:
+        return None
+    return sum(1 for c in letters if pattern.match(c)) / len(letters)
 
 
 def easiness_threshold(similarities: Sequence[float], percentile: float) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -145,20 +146,24 @@ def _joined(outputs: list[Any]) -> Any:
 
 
 def encode_in_calls(inputs: Any, rows: np.ndarray, lengths: np.ndarray, run: Callable[[Any, bool], Any],
-                    batch_size: int, progress: bool) -> Any:
+                    batch_size: int, progress: bool | Any) -> Any:
     """The model's output for ``rows`` of ``inputs`` (in length order, ``lengths`` theirs), encoded in the
     calls of :func:`encode_calls` and joined in ``rows`` order.
 
-    ``run(loader, quiet)`` encodes a loader (``quiet``: without a progress bar of its own; one bar over all
-    rows is shown instead when ``progress``). A model whose output cannot be joined is called once for all.
+    ``run(loader, quiet)`` encodes a loader (``quiet``: without a progress bar of its own). ``progress``: True
+    shows one bar over all rows (the model's own when one call does), False none, and a tqdm bar of the caller
+    (over these rows and more) is advanced after each call. A model whose output cannot be joined is called
+    once for all.
     """
     calls = encode_calls(lengths, batch_size)
-    if len(calls) < 2:
+    outer = None if isinstance(progress, bool) else progress
+    if len(calls) < 2 and outer is None:
         return run(subset_loader(inputs, rows.tolist(), batch_size), False)
     from tqdm.auto import tqdm
 
     outputs = []
-    with tqdm(total=len(rows), desc="Encoding in length order", unit="text", disable=not progress) as bar:
+    with nullcontext(outer) if outer is not None else tqdm(total=len(rows), desc="Encoding in length order",
+                                                           unit="text", disable=not progress) as bar:
         for part in calls:
             outputs.append(run(subset_loader(inputs, rows[part].tolist(), batch_size), True))
             if not _joinable(outputs[-1]) or type(outputs[-1]) is not type(outputs[0]):

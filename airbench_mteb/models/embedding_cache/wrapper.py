@@ -186,23 +186,25 @@ class CachedEncoder:
         logger.info("embedding cache %s: %d of %d items stored, encoding %d", store.folder,
                     len(keys) - len(absent), len(keys), len(missing))
         chunks = [slice(start, start + CHUNK_SIZE) for start in range(0, len(missing), CHUNK_SIZE)]
-        if len(chunks) > 1 and kwargs.get("show_progress_bar", True):
-            from tqdm.auto import tqdm
+        # one bar over the texts, advanced after every call: a chunk takes minutes on a CPU (issue 36: a bar of
+        # chunks, and none for a single one, left a piped run silent for minutes)
+        from tqdm.auto import tqdm
 
-            chunks = tqdm(chunks, desc="Encoding missing items", unit="chunk")
-        for chunk in chunks:
-            output = encode_in_calls(inputs, missing[chunk], lengths[chunk], run, kwargs.get("batch_size", 32),
-                                    progress=False)
-            vectors = _dense_rows(output, len(missing[chunk]))
-            if vectors is None:
-                store.cacheable = False
-                logger.info("embedding cache: %s does not return dense rows; not caching it",
-                            self.mteb_model_meta.name)
-                # the whole input in one chunk (a permutation of it): reorder the output, not encode again
-                encoded = missing[chunk]
-                restored = in_input_order(output, encoded) if len(encoded) == len(keys) else None
-                return run(inputs) if restored is None else restored
-            store.add(keys[missing[chunk]], vectors)
+        with tqdm(total=len(missing), desc="Encoding missing items", unit="text",
+                  disable=not kwargs.get("show_progress_bar", True)) as bar:
+            for chunk in chunks:
+                output = encode_in_calls(inputs, missing[chunk], lengths[chunk], run, kwargs.get("batch_size", 32),
+                                        progress=bar)
+                vectors = _dense_rows(output, len(missing[chunk]))
+                if vectors is None:
+                    store.cacheable = False
+                    logger.info("embedding cache: %s does not return dense rows; not caching it",
+                                self.mteb_model_meta.name)
+                    # the whole input in one chunk (a permutation of it): reorder the output, not encode again
+                    encoded = missing[chunk]
+                    restored = in_input_order(output, encoded) if len(encoded) == len(keys) else None
+                    return run(inputs) if restored is None else restored
+                store.add(keys[missing[chunk]], vectors)
         return None
 
 

@@ -2,7 +2,8 @@
 
 AIR-Bench (arXiv 2412.13102) reports BM25 from Pyserini, which analyses each of its 13 languages with a
 Lucene analyzer. Each language module mirrors one analyzer and exposes ``ANALYZERS`` (ISO 639-1 code ->
-``text -> terms``); this package merges them and picks one for a task's languages:
+``text -> terms``); this package merges them and picks one for a task's languages, given as MTEB codes
+(``eng-Latn``, ``eng``) or as AIR-Bench's ISO 639-1 codes (``en``):
 
 - a subset with Chinese, Japanese or Korean uses that language's analyzer even when English is declared
   too (IRSC's mixed subsets), which is what ``--language zh`` does for mixed text;
@@ -42,11 +43,17 @@ def standard_analyzer(text: str) -> list[str]:
     return lowercase(standard_words(text))
 
 
+def _iso_639_1(code: str) -> str | None:
+    """The ISO 639-1 code of an MTEB code (``eng-Latn``, ``eng``) or of an ISO 639-1 code (``en``, AIR-Bench's)."""
+    base = code.split("-")[0].lower()
+    return base if base in ANALYZERS else ISO_639_1.get(base)
+
+
 def analysis_name(languages: str | Sequence[str]) -> str:
-    """The ISO 639-1 code of the analyzer used for ``languages`` (MTEB codes, e.g. ``eng-Latn``), or ``standard``."""
+    """The ISO 639-1 code of the analyzer used for ``languages`` (MTEB codes, e.g. ``eng-Latn``, or ISO 639-1
+    codes, e.g. ``en``), or ``standard``."""
     codes = (languages,) if isinstance(languages, str) else tuple(languages)
-    known = [ISO_639_1.get(code.split("-")[0].lower()) for code in codes]
-    known = [code for code in known if code in ANALYZERS]
+    known = [code for code in map(_iso_639_1, codes) if code in ANALYZERS]
     cjk_codes = [code for code in known if code in _CJK]
     return (cjk_codes or known or [STANDARD])[0]
 

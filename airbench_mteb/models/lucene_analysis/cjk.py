@@ -43,11 +43,16 @@ def _grams(chars: list[str]) -> Iterator[str]:
         yield chars[i] + chars[i + 1]
 
 
-def cjk_terms(text: str) -> list[str]:
+def cjk_words(text: str) -> list[str]:
+    """CJKAnalyzer's terms before its stop filter: width-folded, lower-cased, CJK runs in bigrams."""
     tokens = standard_tokens(text)
     folded = lowercase(cjk_width(token.text) for token in tokens)
     tokens = [Token(term, token.kind, token.start, token.end) for term, token in zip(folded, tokens, strict=True)]
-    return remove_stopwords(cjk_bigrams(tokens), CJK_STOPWORDS)
+    return cjk_bigrams(tokens)
+
+
+def cjk_terms(text: str) -> list[str]:
+    return remove_stopwords(cjk_words(text), CJK_STOPWORDS)
 
 
 ANALYZERS = {"zh": cjk_terms, "ko": cjk_terms}

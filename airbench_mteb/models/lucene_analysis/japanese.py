@@ -69,14 +69,23 @@ def _is_kanji(char: str) -> bool:
     return "KANJI" in _janome().sys_dic.get_char_categories(char)
 
 
+def _morphemes(text: str) -> Iterator[Any]:
+    """Kuromoji's (search mode) morphemes of the text, without punctuation."""
+    return (token for token in _segment(text) if unicodedata.category(token.surface[0]) not in _PUNCTUATION)
+
+
 def _base_forms(text: str) -> Iterator[str]:
     """Words of the text in their base form, without punctuation and stop parts of speech."""
-    for token in _segment(text):
-        if unicodedata.category(token.surface[0]) in _PUNCTUATION:
-            continue
+    for token in _morphemes(text):
         if "-".join(part for part in token.part_of_speech.split(",") if part != "*") in STOP_TAGS:
             continue
         yield token.base_form if token.base_form != "*" else token.surface
+
+
+def japanese_words(text: str) -> list[str]:
+    """JapaneseAnalyzer's segmentation alone: the width-folded text's morphemes as written, lower-cased (no base
+    forms, stop filters or stemming)."""
+    return lowercase(token.surface for token in _morphemes(cjk_width(text)))
 
 
 def japanese_terms(text: str) -> list[str]:

@@ -86,8 +86,10 @@ def _segmented_tokens(text: str) -> list[Token]:
 
 
 # No token spans ASCII whitespace, so a text can be cut there and each piece tokenized alone -- unless the
-# piece starts with a mark that would attach to the whitespace before it (WB4).
-_PIECE_CUT = regex.compile(rf"[\t\n\v\f\r ]+(?!{_ATTACHED})")
+# whitespace run ends in a mark that would attach to it (WB4): then no part of the run is cut, since spaces
+# stay together (WB3d) and the whole run joins that mark's segment ("  \u200d😀" is one emoji token). The
+# possessive run makes a cut take a whole run or nothing.
+_PIECE_CUT = regex.compile(rf"[\t\n\v\f\r ]++(?!{_ATTACHED})")
 
 
 def standard_words(text: str) -> list[str]:
