@@ -23,6 +23,7 @@ from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import Qrels, Run, ranking
 from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
+from airbench_mteb.metrics.tie_neutral import tie_neutral_vectors
 
 # What an interval and a significance test are given for, besides the task's main score (MTEB's names).
 # Label coverage: MTEB does not compute it, so a plugin task reports its mean itself.
@@ -123,7 +124,9 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
 
     The per-query form of :func:`airbench_mteb.metrics.source_bias.per_source_scores`: source ``s``
     is scored against the judgments on its own copies (:func:`qrels_for_source`), over the queries
-    with a relevant document among them. Returns ``{source: (query_ids, {"ndcg_at_<k>": values, ...})}``.
+    with a relevant document among them. Returns ``{source: (query_ids, {"ndcg_at_<k>": values, ...})}``; beside
+    each measure its tie-neutral form (``ndcg_at_<k>_tie_neutral``, ...: expected over every order of the exactly
+    tied documents, :func:`~airbench_mteb.metrics.tie_neutral.tie_neutral_vectors`).
     """
     cutoffs = sorted(set(k_values))
     names = [f"{measure}_at_{k}" for measure in BIAS_MEASURES for k in cutoffs]
@@ -136,7 +139,8 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
         trec_scores = pytrec_eval.RelevanceEvaluator(
             {qid: {doc: int(rel) for doc, rel in docs.items()} for qid, docs in target.items()}, measures,
         ).evaluate(trec_run)
-        scores[source] = (query_ids, per_query_scores(trec_scores, target, run, names, query_ids))
+        vectors = per_query_scores(trec_scores, target, run, names, query_ids)
+        scores[source] = (query_ids, {**vectors, **tie_neutral_vectors(target, run, cutoffs, query_ids)})
     return scores
 
 
