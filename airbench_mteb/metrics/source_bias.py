@@ -297,36 +297,12 @@ def flatten(bias: SourceBias) -> Flat:
     - where counted, ``tie_checked_queries`` and per ``k`` ``tie_decided_queries_at_<k>`` and
       ``tie_decided_share_at_<k>``: the queries whose top ``k`` an exact tie between sources decides.
     """
-    flat: Flat = {}
-    for source, figures in bias.sources.items():
-        for measure, by_k in figures.scores.items():
-            flat.update({f"{measure}_at_{k}_{source}": value for k, value in by_k.items()})
-    for source, figures in bias.sources.items():
-        for measure, by_k in figures.relative_delta.items():
-            for k, value in by_k.items():
-                key = f"relative_delta_{measure}_at_{k}_{source}"
-                flat[key] = value
-                uncertainty = figures.uncertainty.get(measure, {}).get(k)
-                if uncertainty is not None and bias.resampling is not None:
-                    flat.update(_flatten_uncertainty(key, uncertainty, bias.resampling))
-    for source, figures in bias.sources.items():
-        flat.update({f"share_at_{k}_{source}": share for k, share in figures.share.items()})
+    flat = _flatten_figures(bias.sources, bias.resampling)
     if bias.resampling is not None:
         flat.update({key: getattr(bias.resampling, name) for name, key in _RESAMPLING_KEYS.items()})
-    flat.update(_flatten_ties(bias))
-    return flat
-
-
-def _flatten_ties(bias: SourceBias) -> Flat:
-    """The tie-neutral keys of :func:`flatten`: each conventional key of a source's figures (and of a Δ's
-    uncertainty) with ``_tie_neutral`` appended, ``<Δ key>_ties_to_<source>``, and the ``tie_*`` counts."""
-    neutral = SourceBias(bias.reference, {source: figures.tie_neutral for source, figures in bias.sources.items()
-                                          if figures.tie_neutral is not None}, bias.resampling)
-    flat: Flat = {}
-    if neutral.sources:
-        conventional = flatten(neutral)
-        flat.update({tie_neutral_name(key): value for key, value in conventional.items()
-                     if key not in _RESAMPLING_KEYS.values()})
+    neutral = {source: figures.tie_neutral for source, figures in bias.sources.items()
+               if figures.tie_neutral is not None}
+    flat.update(_flatten_figures(neutral, bias.resampling, tie_neutral_name("")))
     for source, figures in bias.sources.items():
         flat.update({f"relative_delta_{measure}_at_{k}_{source}_ties_to_{favoured}": value
                      for favoured, by_measure in figures.ties_to.items() for measure, by_k in by_measure.items()
@@ -336,6 +312,25 @@ def _flatten_ties(bias: SourceBias) -> Flat:
         for k, count in bias.ties.decided.items():
             flat[f"tie_decided_queries_at_{k}"] = count
             flat[f"tie_decided_share_at_{k}"] = bias.ties.share(k)
+    return flat
+
+
+def _flatten_figures(sources: Mapping[str, SourceScores], resampling: Resampling | None, suffix: str = "") -> Flat:
+    """The keys of every source's scores, Δs (with their uncertainty) and shares, each source name + ``suffix``."""
+    flat: Flat = {}
+    for source, figures in sources.items():
+        for measure, by_k in figures.scores.items():
+            flat.update({f"{measure}_at_{k}_{source}{suffix}": value for k, value in by_k.items()})
+    for source, figures in sources.items():
+        for measure, by_k in figures.relative_delta.items():
+            for k, value in by_k.items():
+                key = f"relative_delta_{measure}_at_{k}_{source}{suffix}"
+                flat[key] = value
+                uncertainty = figures.uncertainty.get(measure, {}).get(k)
+                if uncertainty is not None and resampling is not None:
+                    flat.update(_flatten_uncertainty(key, uncertainty, resampling))
+    for source, figures in sources.items():
+        flat.update({f"share_at_{k}_{source}{suffix}": share for k, share in figures.share.items()})
     return flat
 
 
