@@ -129,12 +129,13 @@ class BiasDifference:
 
 
 def compare_source_bias(a: SourceVectors, b: SourceVectors, *, reference: str, compared: str, measure: str = "ndcg",
-                        k: int = 1, resampling: Resampling | None = None) -> BiasDifference:
+                        k: int = 1, resampling: Resampling | None = None, tie_neutral: bool = False) -> BiasDifference:
     """Is model A's source bias different from model B's? Δ_A - Δ_B with its paired bootstrap CI and test.
 
     ``a`` and ``b`` are the two models' source vectors of the same data (the per-source values kept
     for a ``mixed`` subset); queries are paired by id. Δ is :func:`relative_delta` of the means of
-    ``reference`` and ``compared`` (in percent; > 0 favours the reference). The CI resamples the
+    ``reference`` and ``compared`` (in percent; > 0 favours the reference); with ``tie_neutral``, of the
+    tie-neutral vectors (``<measure>_at_<k>_tie_neutral``: expected over every order of exactly tied scores). The CI resamples the
     queries once for all four vectors (:func:`~airbench_mteb.metrics.uncertainty.relative_delta_difference_ci`);
     the test (:func:`~airbench_mteb.metrics.uncertainty.relative_delta_difference_test`) swaps the two
     models' (reference, compared) scores of each query with probability 1/2.
@@ -143,7 +144,7 @@ def compare_source_bias(a: SourceVectors, b: SourceVectors, *, reference: str, c
         ValueError: a source or metric is missing, fewer than 2 queries, or the models score different queries.
     """
     resampling = resampling or Resampling()
-    metric = f"{measure}_at_{k}"
+    metric = f"{measure}_at_{k}{TIE_NEUTRAL if tie_neutral else ''}"
     (ids_a, *columns_a), (ids_b, *columns_b) = (source_pair(vectors, reference, compared, metric) for vectors in (a, b))
     if ids_a != ids_b:
         only = sorted(set(ids_a) ^ set(ids_b))
