@@ -372,14 +372,13 @@ def unflatten(flat: Mapping[str, float | int | str], reference: str) -> SourceBi
         return {k: float(flat[key]) for k, key in keys.items()}
 
     def figures(source: str, suffix: str = "") -> SourceScores:
+        scores = {m: by_k(m, source, suffix) for m in BIAS_MEASURES}
+        deltas = {} if source == reference else {m: by_k(f"relative_delta_{m}", source, suffix) for m in BIAS_MEASURES}
+        share = by_k("share", source, suffix)
         uncertainty = {} if resampling is None or source == reference else {
             m: {k: _read_uncertainty(flat, f"relative_delta_{m}_at_{k}_{source}{suffix}", resampling)
                 for k in k_values} for m in BIAS_MEASURES}
-        return SourceScores(
-            scores={m: by_k(m, source, suffix) for m in BIAS_MEASURES},
-            relative_delta={} if source == reference else {m: by_k(f"relative_delta_{m}", source, suffix)
-                                                           for m in BIAS_MEASURES},
-            share=by_k("share", source, suffix), uncertainty=uncertainty)
+        return SourceScores(scores=scores, relative_delta=deltas, share=share, uncertainty=uncertainty)
 
     def ties_to(source: str) -> dict[str, dict[str, dict[int, float]]]:
         if not ranges or source == reference:
