@@ -8,7 +8,6 @@ import copy
 import csv
 import io
 import json
-import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -22,6 +21,7 @@ from airbench_mteb.cli import main
 from airbench_mteb.data.predictions import read_predictions
 from airbench_mteb.report.bias import bias_summary_table
 from tests.conftest import SAMPLE_DATA
+from tests.tie_oracle import ndcg_oracle
 
 HUMAN, LLM = "human", "llama-2-7b-chat-tmp0.2"  # corpus file stems: mixed ids are <id>-<stem>
 
@@ -38,30 +38,6 @@ def shipped_qrels(split: str) -> dict[str, dict[str, int]]:
 
 def source_of(doc: str) -> str:
     return "human" if doc.endswith(f"-{HUMAN}") else "llm"
-
-
-def expected_dcg(grades: dict[str, int], docs: dict[str, float], k: int) -> float:
-    """E[DCG@k] document by document: a document of a tie group spanning positions a..b is at each of them with
-    probability 1/(b - a + 1), so its expected discount is the mean of 1/log2(i + 1) over those within k."""
-    total, position = 0.0, 1
-    for score in sorted(set(docs.values()), reverse=True):
-        group = [doc for doc, s in docs.items() if s == score]
-        discounts = [1 / math.log2(i + 1) for i in range(position, position + len(group)) if i <= k]
-        total += sum(grades.get(doc, 0) for doc in group) * sum(discounts) / len(group)
-        position += len(group)
-    return total
-
-
-def ndcg_oracle(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], k: int) -> float:
-    """Mean over the judged queries of the run of E[DCG@k] / IDCG@k."""
-    values = []
-    for qid, docs in run.items():
-        grades = qrels.get(qid)
-        if not grades:
-            continue
-        ideal = sum(g / math.log2(i + 1) for i, g in enumerate(sorted(grades.values(), reverse=True)[:k], start=1))
-        values.append(expected_dcg(grades, docs, k) / ideal if ideal else 0.0)
-    return sum(values) / len(values)
 
 
 def per_source(qrels: dict[str, dict[str, int]], source: str) -> dict[str, dict[str, int]]:
