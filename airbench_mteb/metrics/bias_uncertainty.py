@@ -89,9 +89,9 @@ def with_uncertainty(bias: SourceBias, vectors: SourceVectors, resampling: Resam
             neutral = _uncertainty(figures.tie_neutral, vectors, bias.reference, source, TIE_NEUTRAL, resampling)
             figures = replace(figures, tie_neutral=replace(figures.tie_neutral, uncertainty=neutral or {}))
         compared[source] = figures
-    used = [u.method for figures in compared.values()
-            for scores in (figures, figures.tie_neutral) if scores is not None
-            for by_k in scores.uncertainty.values() for u in by_k.values()]
+    # the conventional intervals alone name the common method, so their keys stay as they were; a tie-neutral
+    # interval of another method says so in its own <key>_ci_method
+    used = [u.method for figures in compared.values() for by_k in figures.uncertainty.values() for u in by_k.values()]
     return replace(bias, sources={**bias.sources, **compared},
                    resampling=replace(resampling, method=resampling.common_method(used)))
 
