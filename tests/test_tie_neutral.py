@@ -214,8 +214,17 @@ def mixed_runs(draw: st.DrawFn) -> tuple[dict[str, dict[str, float]], dict[str, 
     return run, qrels, sources
 
 
+# both copies of two documents tied at the top, k = 1: trec_eval gives rank 1 to "q0d1-llm" (ids descending)
+ALL_COPIES_TIED = ({"q0": {"q0d0-human": 1.0, "q0d0-llm": 1.0, "q0d1-human": 1.0, "q0d1-llm": 1.0}},
+                   {"q0": {"q0d0-human": 2, "q0d0-llm": 2, "q0d1-human": 1, "q0d1-llm": 1}},
+                   {f"q0d{i}-{s}": s for i in (0, 1) for s in ("human", "llm")})
+
+
+@pytest.mark.filterwarnings("ignore:relative_delta. both metrics are 0:RuntimeWarning")
 @settings(max_examples=40, deadline=None)
 @given(mixed_runs(), st.sampled_from([1, 2, 3]))
+@example(ALL_COPIES_TIED, 1)
+@example(ALL_COPIES_TIED, 3)
 def test_source_bias_carries_the_delta_of_the_expected_scores_and_its_range(drawn, k: int) -> None:  # type: ignore[no-untyped-def]
     run, qrels, sources = drawn
     bias = source_bias(qrels, run, sources, ["human", "llm"], [k])
