@@ -112,8 +112,13 @@ def test_source_bias_scores_are_named_and_json_safe() -> None:
 
     full = source_bias_scores(QRELS, RUN, SOURCES, ["human", "llm"], [1, 3])
     assert full["relative_delta_ndcg_at_1_llm"] == pytest.approx(relative_delta(0.0, 1.0))
-    assert set(full) == {f"{m}_at_{k}_{s}" for m in ("ndcg", "map", "share") for k in (1, 3) for s in ("human", "llm")} \
+    conventional = {f"{m}_at_{k}_{s}" for m in ("ndcg", "map", "share") for k in (1, 3) for s in ("human", "llm")} \
         | {f"relative_delta_{m}_at_{k}_llm" for m in ("ndcg", "map") for k in (1, 3)}
+    assert {key for key in full if "tie" not in key} == conventional
+    # beside them, each key's tie-neutral form, the Δs over tie orders and the queries ties decide
+    assert {key for key in full if "tie" in key} == {f"{key}_tie_neutral" for key in conventional} \
+        | {f"relative_delta_{m}_at_{k}_llm_ties_to_{s}" for m in ("ndcg", "map") for k in (1, 3) for s in ("human", "llm")} \
+        | {f"tie_decided_{what}_at_{k}" for what in ("queries", "share") for k in (1, 3)} | {"tie_checked_queries"}
     with pytest.raises(ValueError, match="two distinct sources"):
         source_bias_scores(QRELS, RUN, SOURCES, ["human"], [1])
 

@@ -25,6 +25,7 @@ from scipy import stats
 from airbench_mteb.cli import main
 from airbench_mteb.settings import settings_applied
 from tests.conftest import SAMPLE_DATA
+from tests.tie_oracle import ndcg_oracle
 
 COCKTAIL = "CocktailNFCorpus"
 AIRBENCH = "AIR-Bench_24.05_qa_news_zh"  # English MiniLM and BM25 differ on Chinese
@@ -334,16 +335,22 @@ def bias_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _source_vectors(folder: Path, name: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-query ``metric`` of the model's mixed ranking against the human copies and against the LLM copies,
-    from its prediction file and the raw qrels (pytrec_eval; queries with a relevant document, absent: 0)."""
+    from its prediction file and the raw qrels (pytrec_eval; queries with a relevant document, absent: 0).
+    ``ndcg_at_<k>_tie_neutral``: expected over every order of the tied documents (the oracle of
+    ``test_tie_neutral_bias``) instead of pytrec_eval's."""
     run = json.loads((folder / "predictions" / name / f"{COCKTAIL}_predictions.json").read_text())["mixed"]["test"]
     with (SAMPLE_DATA / "cocktail" / "nfcorpus" / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
         rows = [row for row in csv.DictReader(handle, delimiter="\t") if int(row["score"]) > 0]
-    k = metric.rsplit("_at_", 1)[1]
+    k = metric.removesuffix("_tie_neutral").rsplit("_at_", 1)[1]
     vectors = []
     for stem in ("human", LLM_STEM):
         qrels: dict[str, dict[str, int]] = {}
         for row in rows:
             qrels.setdefault(row["query-id"], {})[f"{row['corpus-id']}-{stem}"] = int(row["score"])
+        if metric.endswith("_tie_neutral"):
+            vectors.append(np.array([ndcg_oracle({qid: qrels[qid]}, {qid: run[qid]}, int(k)) if qid in run else 0.0
+                                     for qid in sorted(qrels)]))
+            continue
         scores = pytrec_eval.RelevanceEvaluator(qrels, {f"ndcg_cut.{k}"}).evaluate(run)
         vectors.append(np.array([scores.get(qid, {}).get(f"ndcg_cut_{k}", 0.0) for qid in sorted(qrels)]))
     return vectors[0], vectors[1]
@@ -372,9 +379,11 @@ def test_significance_compares_two_models_source_bias_as_an_independent_scipy_co
                  "--metrics", "ndcg_at_1", "ndcg_at_10", "recall_at_100", "--out", str(out)]) == 0
     data = json.loads((out / "significance.json").read_text())
     bias = data["source_bias"]  # recall has no source bias: two metrics x one compared source x one pair
-    assert bias["family_size"] == len(bias["comparisons"]) == 2 and data["family_size"] == 3
+    assert bias["family_size"] == 2 and data["family_size"] == 3
+    # and each Δ's tie-neutral form, a family of its own
+    assert bias["tie_neutral_family_size"] == 2 and len(bias["comparisons"]) == 4
     for c in bias["comparisons"]:
-        metric = c["metric"].removeprefix("relative_delta_").removesuffix("_llm")
+        metric = c["metric"].removeprefix("relative_delta_").replace("_llm", "")
         assert (c["reference"], c["source"], c["model_a"], c["model_b"]) == ("human", "llm", BM25, BM25_TUNED)
         human_a, llm_a = _source_vectors(bias_runs, "default", metric)
         human_b, llm_b = _source_vectors(bias_runs, "tuned", metric)
@@ -394,9 +403,11 @@ def test_significance_compares_two_models_source_bias_as_an_independent_scipy_co
                                                pytest.approx(scipy_ci.high, abs=0.05 * width))
         scipy_p = _scipy_delta_difference_p(*vectors)
         assert c["p_value"] == pytest.approx(scipy_p, abs=_monte_carlo(scipy_p))
-    raw = sorted(c["p_value"] for c in bias["comparisons"])
-    assert sorted(c["p_adjusted"] for c in bias["comparisons"]) == pytest.approx([min(1, 2 * raw[0]),
-                                                                                  min(1, max(2 * raw[0], raw[1]))])
+    for tie_neutral in (False, True):  # Holm within each family: the conventional p-values adjust as before
+        family = [c for c in bias["comparisons"] if c["metric"].endswith("_tie_neutral") is tie_neutral]
+        raw = sorted(c["p_value"] for c in family)
+        assert sorted(c["p_adjusted"] for c in family) == pytest.approx([min(1, 2 * raw[0]),
+                                                                         min(1, max(2 * raw[0], raw[1]))])
     markdown = (out / "significance.md").read_text()
     assert "## Source bias" in markdown and "relative_delta_ndcg_at_1_llm" in markdown
     assert r"\Delta_A - \Delta_B" in (out / "significance.tex").read_text()

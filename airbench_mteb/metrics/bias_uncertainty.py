@@ -25,7 +25,8 @@ import numpy as np
 
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import paired_randomization_test
-from airbench_mteb.metrics.source_bias import DeltaUncertainty, SourceBias, relative_delta
+from airbench_mteb.metrics.source_bias import DeltaUncertainty, SourceBias, SourceScores, relative_delta
+from airbench_mteb.metrics.tie_neutral import TIE_NEUTRAL
 from airbench_mteb.metrics.uncertainty import (
     relative_delta_ci,
     relative_delta_difference_ci,
@@ -73,20 +74,39 @@ def delta_uncertainty(reference_values: np.ndarray, source_values: np.ndarray,
 
 def with_uncertainty(bias: SourceBias, vectors: SourceVectors, resampling: Resampling) -> SourceBias:
     """``bias`` whose every Relative Δ carries its :class:`DeltaUncertainty`, from the per-query ``vectors``
-    of the same ranking; unchanged when fewer than 2 queries are scored (no interval exists)."""
+    of the same ranking; unchanged when fewer than 2 queries are scored (no interval exists).
+
+    A tie-neutral Δ gets its own from the tie-neutral vectors (``<metric>_tie_neutral``,
+    :func:`airbench_mteb.metrics.per_query.per_source_query_scores`) with the same resamples."""
     compared = {}
     for source in bias.compared:
         figures = bias.sources[source]
-        uncertainty = {}
-        for measure, by_k in figures.relative_delta.items():
-            pairs = {k: source_pair(vectors, bias.reference, source, f"{measure}_at_{k}")[1:] for k in by_k}
-            if any(len(reference_values) < 2 for reference_values, _ in pairs.values()):
-                return bias
-            uncertainty[measure] = {k: delta_uncertainty(*pair, resampling) for k, pair in pairs.items()}
-        compared[source] = replace(figures, uncertainty=uncertainty)
+        uncertainty = _uncertainty(figures, vectors, bias.reference, source, "", resampling)
+        if uncertainty is None:
+            return bias
+        figures = replace(figures, uncertainty=uncertainty)
+        if figures.tie_neutral is not None:
+            neutral = _uncertainty(figures.tie_neutral, vectors, bias.reference, source, TIE_NEUTRAL, resampling)
+            figures = replace(figures, tie_neutral=replace(figures.tie_neutral, uncertainty=neutral or {}))
+        compared[source] = figures
+    # the conventional intervals alone name the common method, so their keys stay as they were; a tie-neutral
+    # interval of another method says so in its own <key>_ci_method
     used = [u.method for figures in compared.values() for by_k in figures.uncertainty.values() for u in by_k.values()]
     return replace(bias, sources={**bias.sources, **compared},
                    resampling=replace(resampling, method=resampling.common_method(used)))
+
+
+def _uncertainty(figures: SourceScores, vectors: SourceVectors, reference: str, source: str, suffix: str,
+                 resampling: Resampling) -> dict[str, dict[int, DeltaUncertainty]] | None:
+    """Every Relative Δ of ``figures`` with its uncertainty, from the vectors ``<measure>_at_<k><suffix>``;
+    None when fewer than 2 queries are scored."""
+    uncertainty = {}
+    for measure, by_k in figures.relative_delta.items():
+        pairs = {k: source_pair(vectors, reference, source, f"{measure}_at_{k}{suffix}")[1:] for k in by_k}
+        if any(len(reference_values) < 2 for reference_values, _ in pairs.values()):
+            return None
+        uncertainty[measure] = {k: delta_uncertainty(*pair, resampling) for k, pair in pairs.items()}
+    return uncertainty
 
 
 @dataclass(frozen=True)
@@ -109,12 +129,13 @@ class BiasDifference:
 
 
 def compare_source_bias(a: SourceVectors, b: SourceVectors, *, reference: str, compared: str, measure: str = "ndcg",
-                        k: int = 1, resampling: Resampling | None = None) -> BiasDifference:
+                        k: int = 1, resampling: Resampling | None = None, tie_neutral: bool = False) -> BiasDifference:
     """Is model A's source bias different from model B's? Δ_A - Δ_B with its paired bootstrap CI and test.
 
     ``a`` and ``b`` are the two models' source vectors of the same data (the per-source values kept
     for a ``mixed`` subset); queries are paired by id. Δ is :func:`relative_delta` of the means of
-    ``reference`` and ``compared`` (in percent; > 0 favours the reference). The CI resamples the
+    ``reference`` and ``compared`` (in percent; > 0 favours the reference); with ``tie_neutral``, of the
+    tie-neutral vectors (``<measure>_at_<k>_tie_neutral``: expected over every order of exactly tied scores). The CI resamples the
     queries once for all four vectors (:func:`~airbench_mteb.metrics.uncertainty.relative_delta_difference_ci`);
     the test (:func:`~airbench_mteb.metrics.uncertainty.relative_delta_difference_test`) swaps the two
     models' (reference, compared) scores of each query with probability 1/2.
@@ -123,7 +144,7 @@ def compare_source_bias(a: SourceVectors, b: SourceVectors, *, reference: str, c
         ValueError: a source or metric is missing, fewer than 2 queries, or the models score different queries.
     """
     resampling = resampling or Resampling()
-    metric = f"{measure}_at_{k}"
+    metric = f"{measure}_at_{k}{TIE_NEUTRAL if tie_neutral else ''}"
     (ids_a, *columns_a), (ids_b, *columns_b) = (source_pair(vectors, reference, compared, metric) for vectors in (a, b))
     if ids_a != ids_b:
         only = sorted(set(ids_a) ^ set(ids_b))

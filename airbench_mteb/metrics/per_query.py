@@ -23,6 +23,7 @@ from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import Qrels, Run, ranking
 from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
+from airbench_mteb.metrics.tie_neutral import tie_neutral_vectors
 from airbench_mteb.mteb_compat import RESULTS_FILE_DECIMALS, TREC_MEAN_DECIMALS
 from airbench_mteb.mteb_compat import stored_decimals as mteb_stored_decimals
 
@@ -147,7 +148,9 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
     (pytrec_eval's, as MTEB and co*cktail's evaluation -- BEIR's, on the qrels of one source's copies --
     compute NDCG_s): a query judged on that source's copies, relevance 0 only included, that the run holds.
     In a co*cktail ``mixed`` setting every judged document has one copy per source with the same label,
-    so every source's set is the mixed subset's own. Returns ``{source: (query_ids, {"ndcg_at_<k>": values, ...})}``.
+    so every source's set is the mixed subset's own. Returns ``{source: (query_ids, {"ndcg_at_<k>": values, ...})}``;
+    beside each measure its tie-neutral form (``ndcg_at_<k>_tie_neutral``, ...: expected over every order of the
+    exactly tied documents, :func:`~airbench_mteb.metrics.tie_neutral.tie_neutral_vectors`).
     """
     cutoffs = sorted(set(k_values))
     names = [f"{measure}_at_{k}" for measure in BIAS_MEASURES for k in cutoffs]
@@ -160,7 +163,8 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
         trec_scores = pytrec_eval.RelevanceEvaluator(
             {qid: {doc: int(rel) for doc, rel in docs.items()} for qid, docs in target.items()}, measures,
         ).evaluate(trec_run)
-        scores[source] = (query_ids, per_query_scores(trec_scores, target, run, names, query_ids))
+        vectors = per_query_scores(trec_scores, target, run, names, query_ids)
+        scores[source] = (query_ids, {**vectors, **tie_neutral_vectors(target, run, cutoffs, query_ids)})
     return scores
 
 

@@ -11,6 +11,12 @@ Inputs are plain dicts: a *run* ``{query_id: {doc_id: score}}``, *qrels*
 ``{query_id: {doc_id: grade}}`` over the mixed corpus's document ids, and ``doc_sources``
 ``{doc_id: source}`` naming the source of every document of the mixed corpus. Documents are
 ranked as trec_eval ranks them (score descending, equal scores by document id descending).
+
+That order hands every exact tie between two sources' copies to the copy with the larger id, so beside
+each conventional figure :func:`source_bias` gives its *tie-neutral* form, the expected value over every
+order of the tied documents (:mod:`airbench_mteb.metrics.tie_neutral`, McSherry & Najork, ECIR 2008), the
+range of the conventional Relative Δ over tie breaking by source, and how many queries' top ``k`` such a
+tie decides.
 """
 
 from __future__ import annotations
@@ -19,10 +25,17 @@ import math
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import Qrels, Run, evaluate_run, ranking
+from airbench_mteb.metrics.tie_neutral import (
+    expected_source_share,
+    tie_neutral_name,
+    tie_neutral_vectors,
+    ties_broken_toward,
+    ties_decide,
+)
 
 BIAS_MEASURES = ("ndcg", "map")
 
@@ -147,6 +160,22 @@ class SourceScores:
     share: Mapping[int, float]  # k -> share of this source's documents in the top k
     # the same measures and k as relative_delta; empty for the reference or when not computed
     uncertainty: Mapping[str, Mapping[int, DeltaUncertainty]] = field(default_factory=dict)
+    # the same figures expected over every order of exactly tied scores; None in results written without them
+    tie_neutral: SourceScores | None = None
+    # the conventional Relative Δ when every exact tie between sources goes to one of them:
+    # favoured source (the reference, this source) -> measure -> k -> Δ; empty for the reference
+    ties_to: Mapping[str, Mapping[str, Mapping[int, float]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TiesDecide:
+    """How many queries' top ``k`` (its documents or their order) an exact tie between sources decides."""
+
+    queries: int  # the queries looked at: those of the run with judgments
+    decided: Mapping[int, int]  # k -> queries whose top k such a tie decides
+
+    def share(self, k: int) -> float:
+        return self.decided[k] / self.queries if self.queries else 0.0
 
 
 @dataclass(frozen=True)
@@ -156,6 +185,7 @@ class SourceBias:
     reference: str
     sources: Mapping[str, SourceScores]
     resampling: Resampling | None = None  # set when the Relative Δs carry their uncertainty
+    ties: TiesDecide | None = None  # None in results written without it
 
     @property
     def compared(self) -> list[str]:
@@ -169,21 +199,75 @@ def source_bias(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources:
     (:func:`relative_delta` of the reference's metric and the source's) and top-k shares
     (:func:`source_share_at_k`) of one ranking. ``sources[0]`` is the reference (Cocktail: the
     human-written corpus).
+
+    Each source's figures also carry their tie-neutral form (``tie_neutral``: the same figures from the
+    expected values over every order of exactly tied documents, :func:`per_source_tie_neutral_scores` and
+    :func:`~airbench_mteb.metrics.tie_neutral.expected_source_share`) and the conventional Relative Δ with every
+    tie between sources broken toward the reference and toward the source (``ties_to``,
+    :func:`~airbench_mteb.metrics.tie_neutral.ties_broken_toward`); ``ties`` counts the queries whose top ``k``
+    such a tie decides (:func:`~airbench_mteb.metrics.tie_neutral.ties_decide`).
     """
     if len(sources) < 2 or len(set(sources)) != len(sources):
         raise ValueError(f"need at least two distinct sources, got {list(sources)!r}")
-    per_source = per_source_scores(qrels, run, doc_sources, sources, k_values)
+    reference = sources[0]
+    conventional = _figures(per_source_scores(qrels, run, doc_sources, sources, k_values), sources, k_values,
+                            {source: source_share_at_k(run, doc_sources, source, k_values) for source in sources})
+    neutral = _figures(per_source_tie_neutral_scores(qrels, run, doc_sources, sources, k_values), sources, k_values,
+                       {source: _expected_shares(run, doc_sources, source, k_values) for source in sources})
+    broken = {favoured: _figures(per_source_scores(qrels, ties_broken_toward(run, doc_sources, favoured), doc_sources,
+                                                   sources, k_values), sources, k_values)
+              for favoured in sources}
+    checked = [qid for qid in run if qrels.get(qid)]
+    ties = TiesDecide(len(checked), {k: sum(ties_decide(run[qid], doc_sources, k) for qid in checked)
+                                     for k in sorted(set(k_values))})
+    return SourceBias(reference, {
+        source: replace(figures, tie_neutral=neutral[source], ties_to={} if source == reference else {
+            favoured: broken[favoured][source].relative_delta for favoured in (reference, source)})
+        for source, figures in conventional.items()}, ties=ties)
+
+
+def _figures(per_source: Mapping[str, Mapping[str, float]], sources: Sequence[str], k_values: Sequence[int],
+             shares: Mapping[str, Mapping[int, float]] | None = None) -> dict[str, SourceScores]:
+    """Each source's scores by measure and k, its Relative Δ against ``sources[0]`` and its ``shares``."""
     measured = {source: {m: {k: per_source[source][f"{m}_at_{k}"] for k in k_values} for m in BIAS_MEASURES}
                 for source in sources}
     reference = sources[0]
-    return SourceBias(reference, {
-        source: SourceScores(
-            scores=measured[source],
-            relative_delta={} if source == reference else {
-                m: {k: relative_delta(measured[reference][m][k], value) for k, value in by_k.items()}
-                for m, by_k in measured[source].items()},
-            share=source_share_at_k(run, doc_sources, source, k_values))
-        for source in sources})
+    return {source: SourceScores(
+        scores=measured[source],
+        relative_delta={} if source == reference else {
+            m: {k: relative_delta(measured[reference][m][k], value) for k, value in by_k.items()}
+            for m, by_k in measured[source].items()},
+        share={} if shares is None else shares[source])
+        for source in sources}
+
+
+def per_source_tie_neutral_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
+                                  k_values: Sequence[int]) -> dict[str, dict[str, float]]:
+    """:func:`per_source_scores` with every query's NDCG@k and MAP@k expected over every order of its exactly
+    tied documents (:func:`~airbench_mteb.metrics.tie_neutral.tie_neutral_vectors`), averaged over the same
+    queries (those of the run with judgments on the source's copies). Without ties: the same values.
+
+    Returns:
+        ``{source: {"ndcg_at_<k>": ..., "map_at_<k>": ...}}``.
+    """
+    scores: dict[str, dict[str, float]] = {}
+    for source in sources:
+        target = {qid: docs for qid, docs in qrels_for_source(qrels, doc_sources, source).items() if docs}
+        query_ids = [qid for qid in run if qid in target]
+        if not query_ids:
+            raise ValueError(f"no query of the run has judgments on documents of source {source!r}")
+        vectors = tie_neutral_vectors(target, run, k_values, query_ids)
+        scores[source] = {f"{m}_at_{k}": float(vectors[tie_neutral_name(f"{m}_at_{k}")].mean())
+                          for m in BIAS_MEASURES for k in k_values}
+    return scores
+
+
+def _expected_shares(run: Run, doc_sources: Mapping[str, str], source: str, k_values: Sequence[int]) -> dict[int, float]:
+    """:func:`source_share_at_k` expected over every order of the ties (same queries, same denominator ``k``)."""
+    if not run:
+        raise ValueError("the run has no query")
+    return {k: sum(expected_source_share(docs, doc_sources, source, k) for docs in run.values()) / len(run)
+            for k in sorted(set(k_values))}
 
 
 Flat = dict[str, float | int | str]
@@ -192,6 +276,7 @@ Flat = dict[str, float | int | str]
 _RESAMPLING_KEYS = {"level": "ci_level", "method": "ci_method", "n_resamples": "ci_n_resamples", "seed": "ci_seed",
                     "test": "p_value_test"}
 _UNCERTAINTY_SUFFIXES = {"ci_low": "_ci_low", "ci_high": "_ci_high", "p_value": "_p_value"}
+_TIES_CHECKED = "tie_checked_queries"  # the queries the tie_decided_* counts looked at
 
 
 def flatten(bias: SourceBias) -> Flat:
@@ -203,24 +288,49 @@ def flatten(bias: SourceBias) -> Flat:
     - ``share_at_<k>_<s>``;
     - when the Δs carry their uncertainty, beside each Δ key ``<Δ key>_ci_low``, ``<Δ key>_ci_high``
       and ``<Δ key>_p_value`` (plus ``<Δ key>_ci_method`` where its interval used another method than
-      ``ci_method``), and once ``ci_level``, ``ci_method``, ``ci_n_resamples``, ``ci_seed``, ``p_value_test``.
+      ``ci_method``), and once ``ci_level``, ``ci_method``, ``ci_n_resamples``, ``ci_seed``, ``p_value_test``;
+    - where the figures carry their tie-neutral form, each of the keys above (but the ``ci_*``/``p_value_test``
+      settings) once more with ``_tie_neutral`` appended (``relative_delta_ndcg_at_1_llm_tie_neutral``,
+      ``..._tie_neutral_ci_low``, ...), and beside each Δ key the conventional Δ with every tie between
+      sources broken toward the reference and toward ``s``: ``<Δ key>_ties_to_<reference>``,
+      ``<Δ key>_ties_to_<s>``;
+    - where counted, ``tie_checked_queries`` and per ``k`` ``tie_decided_queries_at_<k>`` and
+      ``tie_decided_share_at_<k>``: the queries whose top ``k`` an exact tie between sources decides.
     """
-    flat: Flat = {}
-    for source, figures in bias.sources.items():
-        for measure, by_k in figures.scores.items():
-            flat.update({f"{measure}_at_{k}_{source}": value for k, value in by_k.items()})
-    for source, figures in bias.sources.items():
-        for measure, by_k in figures.relative_delta.items():
-            for k, value in by_k.items():
-                key = f"relative_delta_{measure}_at_{k}_{source}"
-                flat[key] = value
-                uncertainty = figures.uncertainty.get(measure, {}).get(k)
-                if uncertainty is not None and bias.resampling is not None:
-                    flat.update(_flatten_uncertainty(key, uncertainty, bias.resampling))
-    for source, figures in bias.sources.items():
-        flat.update({f"share_at_{k}_{source}": share for k, share in figures.share.items()})
+    flat = _flatten_figures(bias.sources, bias.resampling)
     if bias.resampling is not None:
         flat.update({key: getattr(bias.resampling, name) for name, key in _RESAMPLING_KEYS.items()})
+    neutral = {source: figures.tie_neutral for source, figures in bias.sources.items()
+               if figures.tie_neutral is not None}
+    flat.update(_flatten_figures(neutral, bias.resampling, tie_neutral_name("")))
+    for source, figures in bias.sources.items():
+        flat.update({f"relative_delta_{measure}_at_{k}_{source}_ties_to_{favoured}": value
+                     for favoured, by_measure in figures.ties_to.items() for measure, by_k in by_measure.items()
+                     for k, value in by_k.items()})
+    if bias.ties is not None:
+        flat[_TIES_CHECKED] = bias.ties.queries
+        for k, count in bias.ties.decided.items():
+            flat[f"tie_decided_queries_at_{k}"] = count
+            flat[f"tie_decided_share_at_{k}"] = bias.ties.share(k)
+    return flat
+
+
+def _flatten_figures(sources: Mapping[str, SourceScores], resampling: Resampling | None, suffix: str = "") -> Flat:
+    """The keys of every source's scores, Δs (with their uncertainty) and shares, each source name + ``suffix``."""
+    flat: Flat = {}
+    for source, figures in sources.items():
+        for measure, by_k in figures.scores.items():
+            flat.update({f"{measure}_at_{k}_{source}{suffix}": value for k, value in by_k.items()})
+    for source, figures in sources.items():
+        for measure, by_k in figures.relative_delta.items():
+            for k, value in by_k.items():
+                key = f"relative_delta_{measure}_at_{k}_{source}{suffix}"
+                flat[key] = value
+                uncertainty = figures.uncertainty.get(measure, {}).get(k)
+                if uncertainty is not None and resampling is not None:
+                    flat.update(_flatten_uncertainty(key, uncertainty, resampling))
+    for source, figures in sources.items():
+        flat.update({f"share_at_{k}_{source}{suffix}": share for k, share in figures.share.items()})
     return flat
 
 
@@ -236,7 +346,8 @@ def unflatten(flat: Mapping[str, float | int | str], reference: str) -> SourceBi
 
     The cut-offs are those of the reference's ``share_at_<k>_<reference>`` scores; the sources
     those with a share at the first cut-off, in the order :func:`flatten` wrote them. The Δs'
-    uncertainty is read where it was written (results written before it existed have none).
+    uncertainty, the tie-neutral figures, the Δs over tie orders and the tie counts are read where they
+    were written (results written before they existed have none).
 
     Raises:
         ValueError: ``reference`` has no share score, or a figure of a source is missing.
@@ -246,27 +357,48 @@ def unflatten(flat: Mapping[str, float | int | str], reference: str) -> SourceBi
     if not k_values:
         raise ValueError(f"no share_at_<k>_{reference} score: {reference!r} is not a source of these scores")
     prefix = f"share_at_{k_values[0]}_"
-    others = [key.removeprefix(prefix) for key in flat if key.startswith(prefix) and key != prefix + reference]
+    others = [key.removeprefix(prefix) for key in flat if key.startswith(prefix) and key != prefix + reference
+              and not key.endswith(tie_neutral_name(""))]
+    sources = [reference, *others]
     resampling = _read_resampling(flat)
+    neutral = tie_neutral_name(f"share_at_{k_values[0]}_{reference}") in flat
+    ranges = f"relative_delta_ndcg_at_{k_values[0]}_{others[0]}_ties_to_{reference}" in flat if others else False
 
-    def by_k(name: str, source: str) -> dict[int, float]:
-        keys = {k: f"{name}_at_{k}_{source}" for k in k_values}
+    def by_k(name: str, source: str, suffix: str = "") -> dict[int, float]:
+        keys = {k: f"{name}_at_{k}_{source}{suffix}" for k in k_values}
         missing = [key for key in keys.values() if key not in flat]
         if missing:
             raise ValueError(f"no {missing[0]} score")
         return {k: float(flat[key]) for k, key in keys.items()}
 
-    def uncertainty(source: str) -> dict[str, dict[int, DeltaUncertainty]]:
-        if resampling is None or source == reference:
-            return {}
-        return {m: {k: _read_uncertainty(flat, f"relative_delta_{m}_at_{k}_{source}", resampling) for k in k_values}
-                for m in BIAS_MEASURES}
+    def figures(source: str, suffix: str = "") -> SourceScores:
+        scores = {m: by_k(m, source, suffix) for m in BIAS_MEASURES}
+        deltas = {} if source == reference else {m: by_k(f"relative_delta_{m}", source, suffix) for m in BIAS_MEASURES}
+        share = by_k("share", source, suffix)
+        uncertainty = {} if resampling is None or source == reference else {
+            m: {k: _read_uncertainty(flat, f"relative_delta_{m}_at_{k}_{source}{suffix}", resampling)
+                for k in k_values} for m in BIAS_MEASURES}
+        return SourceScores(scores=scores, relative_delta=deltas, share=share, uncertainty=uncertainty)
 
-    sources = {source: SourceScores(
-        scores={m: by_k(m, source) for m in BIAS_MEASURES},
-        relative_delta={} if source == reference else {m: by_k(f"relative_delta_{m}", source) for m in BIAS_MEASURES},
-        share=by_k("share", source), uncertainty=uncertainty(source)) for source in [reference, *others]}
-    return SourceBias(reference, sources, resampling)
+    def ties_to(source: str) -> dict[str, dict[str, dict[int, float]]]:
+        if not ranges or source == reference:
+            return {}
+        return {favoured: {m: by_k(f"relative_delta_{m}", source, f"_ties_to_{favoured}") for m in BIAS_MEASURES}
+                for favoured in (reference, source)}
+
+    return SourceBias(reference, {
+        source: replace(figures(source), tie_neutral=figures(source, tie_neutral_name("")) if neutral else None,
+                        ties_to=ties_to(source)) for source in sources}, resampling, _read_ties(flat, k_values))
+
+
+def _read_ties(flat: Mapping[str, float | int | str], k_values: Sequence[int]) -> TiesDecide | None:
+    if _TIES_CHECKED not in flat:
+        return None
+    keys = {k: f"tie_decided_queries_at_{k}" for k in k_values}
+    missing = [key for key in keys.values() if key not in flat]
+    if missing:
+        raise ValueError(f"no {missing[0]} score ({_TIES_CHECKED} is there)")
+    return TiesDecide(int(flat[_TIES_CHECKED]), {k: int(flat[key]) for k, key in keys.items()})
 
 
 def _read_resampling(flat: Mapping[str, float | int | str]) -> Resampling | None:

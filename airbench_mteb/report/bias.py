@@ -7,7 +7,10 @@ against Relative Δ NDCG@1 from the same ranking: one small point per dataset an
 per model at its mean over datasets. Left of the dashed
 line a model prefers LLM-generated text, right of it human-written text. A Relative Δ computed
 with its uncertainty (:mod:`airbench_mteb.metrics.bias_uncertainty`) is drawn with its confidence
-interval as a horizontal error bar. Writes ``bias.png`` and the plotted numbers as ``bias.csv``.
+interval as a horizontal error bar. Writes ``bias.png`` and the plotted numbers as ``bias.csv``; the CSV also
+holds each point's tie-neutral Relative Δ (expected over every order of exactly tied scores, with its interval
+and p-value), the conventional Δ with every tie broken toward the reference and toward the compared source, and
+the share of queries whose top k such a tie decides (:mod:`airbench_mteb.metrics.tie_neutral`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write
-from airbench_mteb.metrics.source_bias import SourceBias, unflatten
+from airbench_mteb.metrics.source_bias import SourceBias, SourceScores, unflatten
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.results import ModelTaskResult, read_results
 
@@ -47,6 +50,16 @@ class BiasPoint:
     delta_ci_low: float | None = None
     delta_ci_high: float | None = None
     delta_p_value: float | None = None
+    # the same Δ expected over every order of exactly tied scores, with its interval and p-value; the
+    # conventional Δ with every tie between sources broken toward the reference / toward the compared source;
+    # the share of queries whose top k such a tie decides. None in results written without them.
+    tie_neutral_delta: float | None = None
+    tie_neutral_ci_low: float | None = None
+    tie_neutral_ci_high: float | None = None
+    tie_neutral_p_value: float | None = None
+    delta_ties_to_reference: float | None = None
+    delta_ties_to_compared: float | None = None
+    tie_decided_share: float | None = None
 
 
 def declared_reference_and_split(task_name: str) -> tuple[str, str | None] | None:
@@ -92,16 +105,35 @@ def points_of(found: ModelTaskResult, reference: str | None = None, k: int = CUT
     reference_share = bias.sources[reference].share[k]
     points = []
     for other in bias.compared:
-        uncertainty = bias.sources[other].uncertainty.get("ndcg", {}).get(k)
-        interval = {} if uncertainty is None else {"delta_ci_low": uncertainty.ci_low,
-                                                   "delta_ci_high": uncertainty.ci_high,
-                                                   "delta_p_value": uncertainty.p_value}
         points.append(BiasPoint(
             model=found.label if len(bias.compared) == 1 else f"{found.label} vs {other}", task=result.task_name,
             split=split, compared=other, ndcg=100 * row[f"ndcg_at_{k}"],
             relative_delta=bias.sources[other].relative_delta["ndcg"][k], reference_share=reference_share,
-            **interval))
+            **_interval(bias.sources[other], k, "delta_"), **_ties(bias, other, k)))
     return points
+
+
+def _interval(figures: SourceScores, k: int, prefix: str) -> dict[str, float]:
+    uncertainty = figures.uncertainty.get("ndcg", {}).get(k)
+    if uncertainty is None:
+        return {}
+    return {f"{prefix}ci_low": uncertainty.ci_low, f"{prefix}ci_high": uncertainty.ci_high,
+            f"{prefix}p_value": uncertainty.p_value}
+
+
+def _ties(bias: SourceBias, other: str, k: int) -> dict[str, float]:
+    """A point's tie-neutral fields (none in results written without them)."""
+    figures = bias.sources[other]
+    fields: dict[str, float] = {}
+    if figures.tie_neutral is not None:
+        fields["tie_neutral_delta"] = figures.tie_neutral.relative_delta["ndcg"][k]
+        fields.update(_interval(figures.tie_neutral, k, "tie_neutral_"))
+    if figures.ties_to:
+        fields["delta_ties_to_reference"] = figures.ties_to[bias.reference]["ndcg"][k]
+        fields["delta_ties_to_compared"] = figures.ties_to[other]["ndcg"][k]
+    if bias.ties is not None:
+        fields["tie_decided_share"] = bias.ties.share(k)
+    return fields
 
 
 def collect_points(results: Path, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None,
@@ -125,11 +157,65 @@ def bias_summary_table(result: TaskResult, sources: Sequence[str], cutoffs: Sequ
             bias = _summary_bias(result, split, flat, sources) if flat else None
             rows.append([result.task_name, split, scores["hf_subset"],
                          *(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in cutoffs),
-                         *(_delta_cell(bias, other, k) if bias else "" for other in others for k in cutoffs),
+                         *(_delta_cell(bias.sources[other], k) if bias else "" for other in others for k in cutoffs),
                          *(f"{bias.sources[reference].share[k]:.3f}" if bias else "" for k in cutoffs)])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    ties = tie_summary(result, sources, cutoffs)
+    return _aligned(rows) + (f"\n\n{ties}" if ties else "")
+
+
+def _aligned(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
                      for row in rows)
+
+
+def tie_summary(result: TaskResult, sources: Sequence[str], cutoffs: Sequence[int] = SUMMARY_CUTOFFS) -> str:
+    """The tie-neutral side of :func:`bias_summary_table` (empty for results written without it): per split of
+    the ``mixed`` setting, each Relative Δ@k expected over every order of exactly tied scores (with its interval),
+    the conventional Δ with every tie between sources broken toward the compared source and toward the
+    reference, and how many queries' top k such a tie decides; then one line for each Δ whose tie-neutral value
+    is further from the conventional one than half the conventional interval's width."""
+    reference, *others = sources
+    header = ["task", "split", "setting", *(f"Δ{k}:{other} tie-neutral" for other in others for k in cutoffs),
+              *(f"Δ{k}:{other} by tie order" for other in others for k in cutoffs),
+              *(f"tie-decided@{k}" for k in cutoffs)]
+    rows, notes = [header], []
+    for split, subsets in result.scores.items():
+        for scores in subsets:
+            flat = scores.get("source_bias")
+            bias = _summary_bias(result, split, flat, sources) if flat else None
+            if bias is None or bias.ties is None or any(bias.sources[o].tie_neutral is None for o in others):
+                continue
+            ties = bias.ties
+            rows.append([result.task_name, split, scores["hf_subset"],
+                         *(_delta_cell(bias.sources[other].tie_neutral, k) for other in others for k in cutoffs),
+                         *(f"{bias.sources[other].ties_to[other]['ndcg'][k]:+.1f} to "
+                           f"{bias.sources[other].ties_to[reference]['ndcg'][k]:+.1f}" for other in others
+                           for k in cutoffs),
+                         *(f"{ties.decided[k]}/{ties.queries}" for k in cutoffs)])
+            notes += [note for other in others for k in cutoffs
+                      if (note := _tie_note(result.task_name, split, bias, other, k))]
+    if len(rows) == 1:
+        return ""
+    legend = (f"tie-neutral: expected over every order of exactly tied scores; by tie order: the conventional Δ "
+              f"with every tie between sources broken toward the compared source, and toward {reference}; "
+              f"tie-decided@k: queries whose top k an exact tie between sources decides")
+    return "\n".join([_aligned(rows), legend, *notes])
+
+
+def _tie_note(task: str, split: str, bias: SourceBias, other: str, k: int) -> str:
+    """One line when the tie-neutral Δ@k is further from the conventional Δ than half its interval's width."""
+    figures = bias.sources[other]
+    uncertainty = figures.uncertainty.get("ndcg", {}).get(k)
+    if uncertainty is None or figures.tie_neutral is None or bias.ties is None:
+        return ""
+    conventional, neutral = figures.relative_delta["ndcg"][k], figures.tie_neutral.relative_delta["ndcg"][k]
+    if abs(neutral - conventional) <= (uncertainty.ci_high - uncertainty.ci_low) / 2:
+        return ""
+    return (f"{task} {split}: ties decide the top {k} of {bias.ties.decided[k]} of {bias.ties.queries} queries; the "
+            f"conventional Δ{k}:{other} {conventional:+.1f} depends on document ids (tie-neutral {neutral:+.1f}, "
+            f"{figures.ties_to[other]['ndcg'][k]:+.1f} to {figures.ties_to[bias.reference]['ndcg'][k]:+.1f} "
+            "over tie orders)")
 
 
 def _summary_bias(result: TaskResult, split: str, flat: dict[str, float], sources: Sequence[str]) -> SourceBias:
@@ -147,9 +233,9 @@ def _summary_bias(result: TaskResult, split: str, flat: dict[str, float], source
     return bias
 
 
-def _delta_cell(bias: SourceBias, source: str, k: int) -> str:
-    delta = f"{bias.sources[source].relative_delta['ndcg'][k]:+.1f}"
-    uncertainty = bias.sources[source].uncertainty.get("ndcg", {}).get(k)
+def _delta_cell(figures: SourceScores, k: int) -> str:
+    delta = f"{figures.relative_delta['ndcg'][k]:+.1f}"
+    uncertainty = figures.uncertainty.get("ndcg", {}).get(k)
     return delta if uncertainty is None else f"{delta} [{uncertainty.ci_low:+.1f}, {uncertainty.ci_high:+.1f}]"
 
 

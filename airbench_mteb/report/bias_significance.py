@@ -2,7 +2,8 @@
 
 A co*cktail ``mixed`` subset keeps, per model, each query's score against every source's copies
 (:class:`~airbench_mteb.data.per_query.QueryScores` ``by_source``). For every pair of models, every
-source compared with the reference and every compared metric the vectors hold (NDCG@k, MAP@k),
+source compared with the reference and every compared metric the vectors hold (NDCG@k, MAP@k, each also in
+its tie-neutral form where kept: :mod:`airbench_mteb.metrics.tie_neutral`),
 :func:`~airbench_mteb.metrics.bias_uncertainty.compare_source_bias` gives Δ_A - Δ_B with its
 paired bootstrap interval and permutation test. These comparisons are their own family of tests:
 their p-values are adjusted among themselves, not with the models' score comparisons.
@@ -18,16 +19,19 @@ from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.metrics.bias_uncertainty import SourceVectors, compare_source_bias
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import Correction, adjust_p_values
+from airbench_mteb.metrics.tie_neutral import TIE_NEUTRAL, tie_neutral_name
 from airbench_mteb.report.text_format import p_text, tex
 
 BIAS_FAMILY = "every source-bias comparison in this report: task x split x subset x metric x source x model pair"
+TIE_NEUTRAL_FAMILY = "the same comparisons of the tie-neutral Relative Δs, adjusted among themselves"
 
 
 @dataclass(frozen=True)
 class BiasComparison:
     """Model A's Relative Δ against model B's on one task, split, subset, metric and compared source.
 
-    ``metric`` is the key of the Δ in the results' ``source_bias`` block (``relative_delta_ndcg_at_1_llm``);
+    ``metric`` is the key of the Δ in the results' ``source_bias`` block (``relative_delta_ndcg_at_1_llm``, or
+    ``relative_delta_ndcg_at_1_llm_tie_neutral`` for the Δ expected over every order of exactly tied scores);
     ``delta_*`` are in percent (> 0: the reference's copies ranked higher); ``difference`` = ``delta_a`` - ``delta_b``.
     """
 
@@ -68,10 +72,16 @@ class BiasScores:
 
 def compare_biases(scored: Sequence[BiasScores], resampling: Resampling,
                    correction: Correction) -> tuple[BiasComparison, ...]:
-    """Every model pair's Δ_A - Δ_B on every entry of ``scored``, p-values adjusted over all of them."""
+    """Every model pair's Δ_A - Δ_B on every entry of ``scored``, p-values adjusted over all of them; the
+    tie-neutral Δs' comparisons form a family of their own, so the conventional ones are adjusted as before."""
     comparisons = [comparison for entry in scored for comparison in _entry_comparisons(entry, resampling)]
-    adjusted = adjust_p_values([c.p_value for c in comparisons], correction) if comparisons else []
-    return tuple(replace(c, p_adjusted=float(p)) for c, p in zip(comparisons, adjusted, strict=True))
+    adjusted: dict[int, float] = {}
+    for tie_neutral in (False, True):
+        family = [i for i, c in enumerate(comparisons) if c.metric.endswith(TIE_NEUTRAL) is tie_neutral]
+        if family:
+            p_values = adjust_p_values([comparisons[i].p_value for i in family], correction)
+            adjusted.update(zip(family, map(float, p_values), strict=True))
+    return tuple(replace(c, p_adjusted=adjusted[i]) for i, c in enumerate(comparisons))
 
 
 def _entry_comparisons(entry: BiasScores, resampling: Resampling) -> list[BiasComparison]:
@@ -79,17 +89,21 @@ def _entry_comparisons(entry: BiasScores, resampling: Resampling) -> list[BiasCo
     sources = [source for source in next(iter(entry.by_model.values())) if source != entry.reference]
     models = list(vectors)
     comparisons = []
-    for metric in entry.metrics:
-        if not all(metric in scores.metrics for by_source in entry.by_model.values() for scores in by_source.values()):
-            continue  # a metric source bias is not computed for (recall, MRR)
+    for metric, tie_neutral in ((metric, tie_neutral) for metric in entry.metrics for tie_neutral in (False, True)):
+        held = tie_neutral_name(metric) if tie_neutral else metric
+        if not all(held in scores.metrics for by_source in entry.by_model.values() for scores in by_source.values()):
+            continue  # a metric source bias is not computed for (recall, MRR), or kept before tie-neutral ones were
         measure, k = metric.rsplit("_at_", 1)
         for source in sources:
             for i, model_a in enumerate(models):
                 for model_b in models[i + 1:]:
                     found = compare_source_bias(vectors[model_a], vectors[model_b], reference=entry.reference,
-                                                compared=source, measure=measure, k=int(k), resampling=resampling)
+                                                compared=source, measure=measure, k=int(k), resampling=resampling,
+                                                tie_neutral=tie_neutral)
+                    key = f"relative_delta_{metric}_{source}"
                     comparisons.append(BiasComparison(
-                        entry.task, entry.split, entry.subset, f"relative_delta_{metric}_{source}", entry.reference,
+                        entry.task, entry.split, entry.subset, tie_neutral_name(key) if tie_neutral else key,
+                        entry.reference,
                         source, model_a, model_b, found.n_queries, found.delta_a, found.delta_b, found.difference,
                         found.ci_low, found.ci_high, found.p_value, found.p_value, found.exact,
                         found.resampling.method))
@@ -101,7 +115,9 @@ def _vectors(by_source: Mapping[str, QueryScores]) -> SourceVectors:
 
 
 def bias_json(comparisons: Sequence[BiasComparison]) -> dict[str, Any]:
-    return {"family": BIAS_FAMILY, "family_size": len(comparisons),
+    neutral = sum(c.metric.endswith(TIE_NEUTRAL) for c in comparisons)
+    return {"family": BIAS_FAMILY, "family_size": len(comparisons) - neutral,
+            "tie_neutral_family": TIE_NEUTRAL_FAMILY, "tie_neutral_family_size": neutral,
             "comparisons": [comparison.to_json() for comparison in comparisons]}
 
 

@@ -19,6 +19,7 @@ from airbench_mteb.metrics.per_query import (
     scored_queries,
 )
 from airbench_mteb.metrics.resampling import CI_SETTINGS, configured_resampling, recorded_settings, settings_label
+from airbench_mteb.metrics.tie_neutral import tie_neutral_ndcg_mean
 from airbench_mteb.mteb_compat import CacheLookup, HookedRetrievalTask, StockWrite
 
 if TYPE_CHECKING:
@@ -158,18 +159,21 @@ class PluginRetrievalTask(HookedRetrievalTask):
 
     def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: Mapping[str, Mapping[str, int]],
                              results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
-        """Label coverage (``judged_at_10``, ``judged_at_100``: MTEB does not compute it), confidence intervals
-        of the kept metrics (``<metric>_ci_low``/``_ci_high``, ``ci_*``), and the per-query values behind them
-        held for the results file (:mod:`airbench_mteb.data.per_query`), bound to these scores by their digest
-        (``per_query_sha256``)."""
+        """Label coverage (``judged_at_10``, ``judged_at_100``: MTEB does not compute it), nDCG@10 expected over
+        every order of exactly tied scores (``ndcg_at_10_tie_neutral``, :mod:`airbench_mteb.metrics.tie_neutral`),
+        confidence intervals of the kept metrics (``<metric>_ci_low``/``_ci_high``, ``ci_*``), and the per-query
+        values behind them held for the results file (:mod:`airbench_mteb.data.per_query`), bound to these scores
+        by their digest (``per_query_sha256``)."""
         kept = self.query_scores(scores, qrels, results, hf_subset)
         meta = getattr(self, "_scored_model", None)
         if meta is not None:
             remember(meta.name, meta.revision, self.metadata.name, self.metadata.revision, hf_split, hf_subset, kept)
         coverage = label_coverage(kept.metrics)
+        tie_neutral = tie_neutral_ndcg_mean(qrels, results, kept.query_ids, 10)
         resampling = configured_resampling()
         intervals = {} if resampling is None else interval_scores(kept.metrics, resampling)
-        return {**coverage, **intervals, CI_SETTINGS: settings_label(resampling), DIGEST_KEY: kept.digest()}
+        return {**coverage, **tie_neutral, **intervals, CI_SETTINGS: settings_label(resampling),
+                DIGEST_KEY: kept.digest()}
 
     def save_predictions(self, predictions: Any, model: Any, prediction_folder: Path, *, hf_split: str,
                          hf_subset: str) -> None:

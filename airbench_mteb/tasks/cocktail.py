@@ -11,7 +11,12 @@ section 4, and the authors' tool), each on ``eng-Latn`` data unless told otherwi
   ``source_bias``: ``ndcg_at_<k>_<source>``, ``map_at_<k>_<source>``, the paper's Relative Δ
   ``relative_delta_{ndcg,map}_at_<k>_<source>`` (reference source vs ``source``; Tables 3, 14,
   16) and ``share_at_<k>_<source>``, the source's share of the top k; each Relative Δ with its
-  bootstrap CI and "no bias" p-value (``<Δ key>_ci_low``/``_ci_high``/``_p_value``) unless CIs are off;
+  bootstrap CI and "no bias" p-value (``<Δ key>_ci_low``/``_ci_high``/``_p_value``) unless CIs are off.
+  Beside every one of these keys its tie-neutral form (``<key>_tie_neutral``: expected over every order of
+  exactly tied scores, which trec_eval orders by document id), the conventional Δ with every tie between
+  sources broken toward the reference and toward ``source`` (``<Δ key>_ties_to_<source>``), and the
+  queries whose top k such a tie decides (``tie_decided_queries_at_<k>``, ``tie_decided_share_at_<k>``);
+  see :mod:`airbench_mteb.metrics.tie_neutral`;
 * ``mixed-all-relevant``: the same corpus and scores as ``mixed`` without the per-source
   scoring (the paper's "human+llama2" run).
 
