@@ -3,9 +3,10 @@ scores, each held to the results file beside it.
 
 A per-query file is trusted only as far as it reproduces its results: on every split and subset
 compared, each metric's per-query values must be finite and average to the results file's score
-(MTEB rounds its means to 5 decimals: a score of at most 5 decimals is matched to within half a unit
-of the 5th, plus 1e-9), and a mixed subset's per-source vectors must score the same queries. A file
-with queries added, dropped or changed is refused with one line naming it, the metric and both values.
+(MTEB rounds its means to 5 decimals and writes every score rounded to 6: a score of at most 5 decimals
+is matched to within half a unit of the 5th, any other to within half a unit of the 6th, plus 1e-9), and a
+mixed subset's per-source vectors must score the same queries. A file with queries added, dropped or changed is
+refused with one line naming it, the metric and both values.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from mteb import Benchmark
 
 _DECIMALS = 5  # MTEB rounds its retrieval means to 5 decimals
+_WRITTEN_DECIMALS = 6  # and TaskResult.to_disk rounds every score it writes to 6
 _MATCH = 1e-9  # how far a per-query mean may be from its results score beyond that rounding
 
 
@@ -173,7 +175,8 @@ def _check_mean(values: np.ndarray, score: Any, metric: str, where: str, path: P
         raise DatasetError(f"the results file {results_path} has no {metric} of {where} ({score!r}) to hold the "
                            f"per-query values to", path=path)
     mean = float(values.mean()) if values.size else math.nan
-    rounding = 0.5 * 10.0**-_DECIMALS if round(score, _DECIMALS) == score else 0.0
+    # MTEB rounds its pytrec_eval means to 5 decimals and writes every score rounded to 6 (MRR, judged@k: only that)
+    rounding = 0.5 * 10.0**-(_DECIMALS if round(score, _DECIMALS) == score else _WRITTEN_DECIMALS)
     if not abs(mean - score) <= rounding + _MATCH:
         raise DatasetError(f"per-query {metric} of {where} average {mean!r} over {values.size} queries, but the "
                            f"results file {results_path} says {score!r}: {RERUN_HINT}", path=path)
