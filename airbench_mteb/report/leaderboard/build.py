@@ -9,6 +9,7 @@ Average is -1, as the app computes it from the result files, which hold no value
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -151,11 +152,11 @@ def _tab(data: TabData, metric: str, alpha: float, n_resamples: int, seed: int) 
                    if (cell := _cell(data, run, column, metric)) is not None} for run in data.runs}
     averages = {run: leaderboard_average([cell.value if (cell := cells[run].get(c.name)) else None
                                           for c in data.columns]) for run in data.runs}
-    ordered = sorted(data.runs, key=lambda run: (-averages[run], run.retriever, run.reranker))
+    ordered = sorted(data.runs, key=lambda run: (-_sortable(averages[run]), run.retriever, run.reranker))
     ranks = dict(zip(ordered, leaderboard_ranks([averages[run] for run in ordered]), strict=True))
     kept = metric in INTERVAL_METRICS
     vectors = {run: [data.values[c.task][metric][run.label] for c in data.columns]
-               for run in ordered if kept and averages[run] != MISSING_AVERAGE}
+               for run in ordered if kept and averages[run] not in (None, MISSING_AVERAGE)}
     groups: dict[Run, int] = {}
     tests = []
     if vectors:
@@ -168,6 +169,10 @@ def _tab(data: TabData, metric: str, alpha: float, n_resamples: int, seed: int) 
                      average_interval(vectors[run], LEVEL, n_resamples, seed) if run in vectors else None,
                      groups.get(run)) for run in ordered)
     return Tab(data.task_type, metric, data.columns, rows, tuple(tests), data.closed_book)
+
+
+def _sortable(average: float | None) -> float:
+    return -math.inf if average is None else average
 
 
 def _name(run: Run) -> str:

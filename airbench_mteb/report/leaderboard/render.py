@@ -97,9 +97,9 @@ def _md_cell(cell: Cell | None) -> str:
     return text + (f" [{cell.interval.low:.2f}, {cell.interval.high:.2f}]" if cell.interval else "")
 
 
-def _md_average(average: float, interval: Interval | None) -> str:
-    if average == MISSING_AVERAGE:
-        return "-1"
+def _md_average(average: float | None, interval: Interval | None) -> str:
+    if average is None or average == MISSING_AVERAGE:
+        return "–" if average is None else "-1"
     return f"{average:.2f}" + (f" [{interval.low:.2f}, {interval.high:.2f}]" if interval else "")
 
 
@@ -113,7 +113,7 @@ def to_markdown(board: Leaderboard) -> str:
                   "| Rank | Group | Retriever | Reranker | Average | " + " | ".join(names) + " |",
                   "|---" * (5 + len(names)) + "|"]
         for row in tab.rows:
-            lines.append(f"| {row.rank} | {'' if row.group is None else row.group} | {row.retriever} | "
+            lines.append(f"| {'' if row.rank is None else row.rank} | {'' if row.group is None else row.group} | {row.retriever} | "
                          f"{row.reranker} | {_md_average(row.average, row.average_interval)} | "
                          + " | ".join(_md_cell(row.cells.get(name)) for name in names) + " |")
         lines.append("")
@@ -134,8 +134,8 @@ def to_csv(board: Leaderboard) -> str:
             for row in tab.rows:
                 base = {"tab": task_type, "metric": metric, "retriever": row.retriever, "reranker": row.reranker}
                 average_ci = _interval(row.average_interval) or ["", ""]
-                writer.writerow({**base, "column": "Average", "value": row.average, "ci_low": average_ci[0],
-                                 "ci_high": average_ci[1], "rank": row.rank,
+                writer.writerow({**base, "column": "Average", "value": "" if row.average is None else row.average, "ci_low": average_ci[0],
+                                 "ci_high": average_ci[1], "rank": "" if row.rank is None else row.rank,
                                  "group": "" if row.group is None else row.group})
                 for name, cell in row.cells.items():
                     ci = _interval(cell.interval) or ["", ""]

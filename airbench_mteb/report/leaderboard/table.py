@@ -45,20 +45,22 @@ def round2(value: float) -> float:
     return float(np.round(value, 2))
 
 
-def leaderboard_average(values: Sequence[float | None]) -> float:
-    """The app's Average of one row's selected cells: -1 when any is missing (or none is selected: pandas' mean of
-    nothing is NaN, which the app shows as missing), else their mean (summed left to right), rounded to 2 decimals."""
-    if not values or any(value is None for value in values):
+def leaderboard_average(values: Sequence[float | None]) -> float | None:
+    """The app's Average of one row's selected cells: -1 when any is missing, else their mean as pandas takes it
+    (numpy's pairwise sum / n), rounded to 2 decimals; None when no column is selected (pandas' mean of nothing,
+    NaN: the app shows an empty cell and ranks nothing)."""
+    if not values:
+        return None
+    if any(value is None for value in values):
         return MISSING_AVERAGE
-    total = 0.0
-    for value in values:
-        total += float(value)  # type: ignore[arg-type]
-    return round2(total / len(values))
+    return round2(float(np.sum(np.asarray(values, dtype=float))) / len(values))
 
 
-def leaderboard_ranks(averages: Sequence[float]) -> list[int]:
-    """Rank of each Average, descending, tied Averages sharing the best rank: 1 + how many are strictly higher."""
-    return [1 + sum(other > average for other in averages) for average in averages]
+def leaderboard_ranks(averages: Sequence[float | None]) -> list[int | None]:
+    """Rank of each Average, descending, tied Averages sharing the best rank: 1 + how many are strictly higher
+    (pandas' ``rank(ascending=False, method="min")``; no Average, no rank)."""
+    known = [average for average in averages if average is not None]
+    return [None if average is None else 1 + sum(other > average for other in known) for average in averages]
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,8 @@ class Row:
     retriever: str
     reranker: str
     cells: Mapping[str, Cell]
-    average: float
-    rank: int
+    average: float | None  # None: no column to average (every one closed-book)
+    rank: int | None
     average_interval: Interval | None = None
     group: int | None = None  # rows sharing a group are not significantly different from the one above
 
@@ -154,7 +156,7 @@ class Tab:
                 if (domains is None or c.domain in domains) and (langs is None or c.lang in langs)]
 
     def filtered_averages(self, domains: Sequence[str] | None = None,
-                          langs: Sequence[str] | None = None) -> dict[tuple[str, str], float]:
+                          langs: Sequence[str] | None = None) -> dict[tuple[str, str], float | None]:
         """Each row's Average over the filter's columns, as the app's filter recomputes it (the shown cells)."""
         columns = self.selected(domains, langs)
         return {(row.retriever, row.reranker): leaderboard_average(
