@@ -32,6 +32,7 @@ from scipy import stats
 from airbench_mteb.cli import main
 from airbench_mteb.report.leaderboard import LeaderboardError, leaderboard
 from airbench_mteb.report.leaderboard.table import LEADERBOARD_METRICS, leaderboard_average, leaderboard_ranks
+from airbench_mteb.report.leaderboard.uncertainty import rank_groups
 from airbench_mteb.settings import settings_applied
 from tests.closed_book_run import NEWS_EN, closed_book_mirror, data_dir
 
@@ -285,6 +286,14 @@ def test_rank_groups_are_adjacent_sign_flip_tests_holm_adjusted(runs: Runs) -> N
     assert [r["group"] for r in page["rows"]] == [r.group for r in tab.rows]
 
 
+def test_a_row_significantly_below_the_one_above_starts_a_group() -> None:
+    top, tied, below = np.full(10, 90.0), np.full(10, 90.0), np.full(10, 10.0)
+    groups, p_values, adjusted = rank_groups([[top], [tied], [below], [below.copy()]], 0.05, 9999, 0)
+    assert groups == [1, 1, 2, 2]
+    assert p_values == [1.0, 2 / 2**10, 1.0]  # exact: 2 of the 2^10 sign vectors reach |80|
+    assert adjusted == [1.0, 3 * 2 / 2**10, 1.0]
+
+
 # --- closed-book test split ---------------------------------------------------------------------------------------
 
 def test_a_closed_book_test_split_is_marked_and_never_a_number(tmp_path: Path, airbench_mirror: Path) -> None:
@@ -323,7 +332,8 @@ def test_bad_input_is_one_line_naming_the_culprit(runs: Runs, tmp_path: Path, ca
     cases = [(["--benchmark", "MTEB(eng, v2)"], "is not one AIR-Bench version"),
              (["--benchmark", "NoSuchBenchmark"], "unknown benchmark"),
              (["--split", "test"], "no results of AIR-Bench_24.05 tasks on the test split"),
-             (["--n-resamples", "5"], "5 resamples")]
+             (["--n-resamples", "5"], "5 resamples"),
+             (["--benchmark", "AIR-Bench_24.04"], "AIR-Bench_24.04 has no dataset with a dev split")]
     for extra, message in cases:
         assert main(["leaderboard", "--results", str(runs.results), "--out", str(tmp_path / "x"), *extra]) == 2
         error = capsys.readouterr().err

@@ -20,7 +20,7 @@ import numpy as np
 from airbench_mteb import __version__
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.report.leaderboard.reading import Run, TaskScores, benchmark_entries, read_runs
+from airbench_mteb.report.leaderboard.reading import LeaderboardError, Run, TaskScores, benchmark_entries, read_runs
 from airbench_mteb.report.leaderboard.table import (
     LEADERBOARD_METRICS,
     MISSING_AVERAGE,
@@ -85,13 +85,15 @@ def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Benc
 
     Raises:
         OptionError: a split other than dev and test, resamples, seed or alpha out of range.
-        LeaderboardError: not an AIR-Bench benchmark, or no result of it on ``split``.
+        LeaderboardError: not an AIR-Bench benchmark, no dataset of it with ``split``, or no result of it there.
         DatasetError: runs of one task scored on different data or queries, or per-query values missing or not
             reproducing their results file (rerun with ``--overwrite-strategy always``).
     """
     check_options(split, n_resamples, seed, alpha)
     version, entries = benchmark_entries(benchmark)
     entries = tuple(entry for entry in entries if split in entry.splits)
+    if not entries:
+        raise LeaderboardError(f"{benchmark} has no dataset with a {split} split")
     everything, runs = read_runs(results, entries, split)
     tabs, notes = {}, []
     for task_type in TAB_TITLES:
