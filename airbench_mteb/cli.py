@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "airbench_mteb.commands.significance",
     "airbench_mteb.commands.consistency",
     "airbench_mteb.commands.sample_data",
+    "airbench_mteb.commands.leaderboard",
 )
 
 

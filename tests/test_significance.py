@@ -429,3 +429,17 @@ def test_subsets_a_model_was_not_scored_on_are_left_out_with_a_note(runs: Runs, 
     report = significance(root, [BM25, MINILM], tasks=[COCKTAIL])
     assert {(c.split, c.subset) for c in report.comparisons} == {("test", "human")}
     assert f"{COCKTAIL} test/mixed: not scored for {MINILM}, left out" in report.notes
+
+
+def test_a_score_mteb_wrote_to_6_decimals_holds_its_per_query_values(tmp_path: Path) -> None:
+    """MTEB's TaskResult.to_disk rounds every score to 6 decimals; MRR and judged@k are not rounded before, so an MRR
+    of 5/6 is written 0.833333 and must hold the per-query values that average 0.8333333..."""
+    from airbench_mteb.data.errors import DatasetError
+    from airbench_mteb.report.significance.reading import _check_mean
+
+    values = np.array([1.0, 1.0, 0.5])
+    _check_mean(values, 0.833333, "mrr_at_10", "dev/default", tmp_path / "s.gz", tmp_path / "r.json")
+    _check_mean(values, 0.83333, "ndcg_at_10", "dev/default", tmp_path / "s.gz", tmp_path / "r.json")
+    for other in (0.833334, 0.83332):  # a query changed shows beyond either rounding
+        with pytest.raises(DatasetError, match=r"average 0\.8333"):
+            _check_mean(values, other, "mrr_at_10", "dev/default", tmp_path / "s.gz", tmp_path / "r.json")

@@ -1,0 +1,181 @@
+"""The leaderboard of one AIR-Bench version and split from MTEB results: every tab and metric, with intervals.
+
+Columns are the version's datasets that have the split (on test: exactly the leaderboard's columns,
+its datasets with a test split) and that some run has a value on; a column every run searched
+closed-book (no qrels here) is listed apart (:attr:`TabColumns.closed_book`), as the app never sees it.
+Rows are the runs with any result in the tab. A closed-book cell counts as missing: its row's
+Average is -1, as the app computes it from the result files, which hold no value for it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+from airbench_mteb import __version__
+from airbench_mteb.catalog import AirBenchEntry
+from airbench_mteb.data.errors import OptionError
+from airbench_mteb.report.leaderboard.reading import LeaderboardError, Run, TaskScores, benchmark_entries, read_runs
+from airbench_mteb.report.leaderboard.table import (
+    LEADERBOARD_METRICS,
+    MISSING_AVERAGE,
+    TAB_TITLES,
+    Cell,
+    Column,
+    GroupTest,
+    Interval,
+    Leaderboard,
+    Row,
+    Tab,
+    column_name,
+    leaderboard_average,
+    leaderboard_ranks,
+)
+from airbench_mteb.report.leaderboard.uncertainty import (
+    INTERVAL_METRICS,
+    average_interval,
+    cell_intervals,
+    query_values,
+    rank_groups,
+)
+from airbench_mteb.report.results import ModelTaskResult
+from airbench_mteb.settings import CI_RESAMPLES_RANGE
+
+SPLITS = ("dev", "test")
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class TabData:
+    """What every metric of one tab is computed from."""
+
+    task_type: str
+    columns: tuple[Column, ...]
+    closed_book: tuple[Column, ...]  # columns without any value: every run searched them closed-book
+    runs: Mapping[Run, Mapping[str, TaskScores]]  # the tab's rows: runs with any result in it
+    values: Mapping[str, Mapping[str, Mapping[str, np.ndarray]]]  # task -> metric -> label -> per-query x 100
+    intervals: Mapping[str, Mapping[tuple[str, str], Interval]]  # task -> (metric, label) -> interval
+
+
+def check_options(split: str, n_resamples: int, seed: int, alpha: float) -> None:
+    if split not in SPLITS:
+        raise OptionError(f"split {split!r}: the leaderboard has {' and '.join(SPLITS)}")
+    low, high = CI_RESAMPLES_RANGE
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or not low <= n_resamples <= high:
+        raise OptionError(f"{n_resamples!r} resamples: give a whole number from {low:,} to {high:,}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise OptionError(f"seed {seed!r} is not a whole number >= 0")
+    if not 0 < alpha < 1:
+        raise OptionError(f"alpha {alpha!r} is not between 0 and 1")
+
+
+def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Bench_24.05",
+                n_resamples: int = 9999, seed: int = 0, alpha: float = 0.05) -> Leaderboard:
+    """The AIR-Bench leaderboard of ``benchmark``'s version on ``split`` from the MTEB results in ``results``.
+
+    Every tab (QA, Long-Doc) and every metric the leaderboard offers (:data:`LEADERBOARD_METRICS`), computed by the
+    leaderboard's rules (:mod:`.table`); for the metrics kept per query (:data:`INTERVAL_METRICS`) each cell and
+    Average gets a 95 % bootstrap interval and each row a rank group (:mod:`.uncertainty`; ``n_resamples`` draws,
+    ``seed``, groups at ``alpha`` after Holm's adjustment).
+
+    Raises:
+        OptionError: a split other than dev and test, resamples, seed or alpha out of range.
+        LeaderboardError: not an AIR-Bench benchmark, no dataset of it with ``split``, or no result of it there.
+        DatasetError: runs of one task scored on different data or queries, or per-query values missing or not
+            reproducing their results file (rerun with ``--overwrite-strategy always``).
+    """
+    check_options(split, n_resamples, seed, alpha)
+    version, entries = benchmark_entries(benchmark)
+    entries = tuple(entry for entry in entries if split in entry.splits)
+    if not entries:
+        raise LeaderboardError(f"{benchmark} has no dataset with a {split} split")
+    everything, runs = read_runs(results, entries, split)
+    tabs, notes = {}, []
+    for task_type in TAB_TITLES:
+        typed = [entry for entry in entries if entry.task_type == task_type]
+        data = _tab_data(task_type, typed, runs, everything, split, results, n_resamples, seed)
+        if data is None:
+            continue
+        tabs[task_type] = {metric: _tab(data, metric, alpha, n_resamples, seed) for metric in LEADERBOARD_METRICS}
+        notes += [f"{TAB_TITLES[task_type]} {column.name}: closed-book for every run (no qrels here), no value"
+                  for column in data.closed_book]
+    fingerprints = {r.result.task_name: r.result.dataset_revision for r in everything
+                    if any(r.result.task_name == e.task_name for e in entries)}
+    return Leaderboard(version, split, tabs, __version__, dict(sorted(fingerprints.items())), n_resamples, seed,
+                       alpha, tuple(notes))
+
+
+def _column(entry: AirBenchEntry) -> Column:
+    return Column(column_name(entry.domain, entry.language, entry.dataset), entry.task_name, entry.domain,
+                  entry.language, entry.dataset)
+
+
+def _tab_data(task_type: str, entries: Sequence[AirBenchEntry], runs: Mapping[Run, Mapping[str, TaskScores]],
+              everything: Sequence[ModelTaskResult], split: str, results: Path, n_resamples: int,
+              seed: int) -> TabData | None:
+    tasks = {entry.task_name for entry in entries}
+    rows = {run: {task: scores for task, scores in by_task.items() if task in tasks}
+            for run, by_task in runs.items() if tasks & set(by_task)}
+    if not rows:
+        return None
+    columns, closed, values, intervals = [], [], {}, {}
+    for entry in entries:
+        scored = [run.label for run, by_task in rows.items()
+                  if entry.task_name in by_task and not by_task[entry.task_name].closed_book]
+        if scored:
+            columns.append(_column(entry))
+            values[entry.task_name] = query_values(everything, scored, entry.task_name, split, results)
+            intervals[entry.task_name] = cell_intervals(values[entry.task_name], LEVEL, n_resamples, seed)
+        elif any(entry.task_name in by_task for by_task in rows.values()):
+            closed.append(_column(entry))
+    return TabData(task_type, tuple(columns), tuple(closed), rows, values, intervals)
+
+
+def _cell(data: TabData, run: Run, column: Column, metric: str) -> Cell | None:
+    scores = data.runs[run].get(column.task)
+    if scores is None:
+        return None
+    if scores.scores is None:
+        return Cell(closed_book=True)
+    value, judged = scores.scores.get(metric), scores.scores.get("judged_at_10")
+    return Cell(None if value is None else float(value), data.intervals[column.task].get((metric, run.label)),
+                None if judged is None else float(judged))
+
+
+def _tab(data: TabData, metric: str, alpha: float, n_resamples: int, seed: int) -> Tab:
+    """One metric of a tab: cells, Averages (unrounded cells, as the app's first table), Ranks; intervals and rank
+    groups for a metric kept per query."""
+    cells = {run: {column.name: cell for column in (*data.columns, *data.closed_book)
+                   if (cell := _cell(data, run, column, metric)) is not None} for run in data.runs}
+    averages = {run: leaderboard_average([cell.value if (cell := cells[run].get(c.name)) else None
+                                          for c in data.columns]) for run in data.runs}
+    ordered = sorted(data.runs, key=lambda run: (-_sortable(averages[run]), run.retriever, run.reranker))
+    ranks = dict(zip(ordered, leaderboard_ranks([averages[run] for run in ordered]), strict=True))
+    kept = metric in INTERVAL_METRICS
+    vectors = {run: [data.values[c.task][metric][run.label] for c in data.columns]
+               for run in ordered if kept and averages[run] not in (None, MISSING_AVERAGE)}
+    groups: dict[Run, int] = {}
+    tests = []
+    if vectors:
+        grouped = [run for run in ordered if run in vectors]
+        numbers, p_values, adjusted = rank_groups([vectors[run] for run in grouped], alpha, n_resamples, seed)
+        groups = dict(zip(grouped, numbers, strict=True))
+        tests = [GroupTest(_name(upper), _name(lower), p, q)
+                 for (upper, lower), p, q in zip(pairwise(grouped), p_values, adjusted, strict=True)]
+    rows = tuple(Row(run.retriever, run.reranker, cells[run], averages[run], ranks[run],
+                     average_interval(vectors[run], LEVEL, n_resamples, seed) if run in vectors else None,
+                     groups.get(run)) for run in ordered)
+    return Tab(data.task_type, metric, data.columns, rows, tuple(tests), data.closed_book)
+
+
+def _sortable(average: float | None) -> float:
+    return -math.inf if average is None else average
+
+
+def _name(run: Run) -> str:
+    return f"{run.retriever} / {run.reranker}"

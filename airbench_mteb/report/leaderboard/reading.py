@@ -1,0 +1,103 @@
+"""What the leaderboard is built from: the AIR-Bench tasks of a benchmark, and every run's results on one split.
+
+A run is one retriever, or one retriever re-ranked by a reranker (the plugin names such a model
+``<retriever>__reranked-by__<reranker>``, :mod:`airbench_mteb.models.rerankers`); its label keeps
+the experiment's parameters (``airbench-mteb/bm25 (b=0.75, k1=1.2)``), so two experiments of one
+model are two rows. Results come from :func:`airbench_mteb.report.results.read_results` (the
+latest file of a label and task wins).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airbench_mteb.catalog import AirBenchEntry
+from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.models.rerankers import split_reranked_name
+from airbench_mteb.report.leaderboard.table import NO_RERANKER
+from airbench_mteb.report.results import ModelTaskResult, read_results
+from airbench_mteb.tasks.closed_book import CLOSED_BOOK
+
+
+class LeaderboardError(DatasetError):
+    """A leaderboard that cannot be built (not an AIR-Bench benchmark, no results of it); names the culprit."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One row of the leaderboard: a retriever and its reranker (``NoReranker``), and the result label behind them."""
+
+    retriever: str
+    reranker: str
+    label: str
+
+
+@dataclass(frozen=True)
+class TaskScores:
+    """One run's scores on one task's split: MTEB's score dict (None when closed-book) and its results file."""
+
+    result: ModelTaskResult
+    scores: Mapping[str, Any] | None
+
+    @property
+    def closed_book(self) -> bool:
+        return self.scores is None
+
+
+def benchmark_entries(benchmark: str) -> tuple[str, tuple[AirBenchEntry, ...]]:
+    """(version, catalog entries) of an AIR-Bench benchmark (``AIR-Bench_24.05``, ``AIR-Bench_24.05_qa``, ...)."""
+    import mteb
+
+    try:
+        tasks = mteb.get_benchmark(benchmark).tasks
+    except KeyError:
+        raise LeaderboardError(f"unknown benchmark {benchmark!r} (`airbench-mteb available-benchmarks` lists "
+                               "them)") from None
+    entries = tuple(entry for task in tasks if isinstance(entry := getattr(task, "entry", None), AirBenchEntry))
+    versions = {entry.version for entry in entries}
+    if not entries or len(entries) != len(tasks) or len(versions) != 1:
+        raise LeaderboardError(f"benchmark {benchmark!r} is not one AIR-Bench version (the leaderboard shows "
+                               "AIR-Bench_24.04, AIR-Bench_24.05 and their _qa and _long-doc parts)")
+    return versions.pop(), entries
+
+
+def run_of(found: ModelTaskResult) -> Run:
+    """The retriever and reranker a result label names (a re-ranked model's name holds both)."""
+    retriever, reranker = split_reranked_name(found.model)
+    return Run(retriever + found.label[len(found.model):], reranker or NO_RERANKER, found.label)
+
+
+def split_scores(found: ModelTaskResult, split: str) -> TaskScores | None:
+    """The run's scores on ``split`` (its only subset: AIR-Bench tasks have one), None when that split was not run."""
+    rows = found.result.scores.get(split)
+    if not rows:
+        return None
+    if len(rows) != 1:
+        raise LeaderboardError(f"{found.path}: {split} has {len(rows)} subsets; an AIR-Bench task has one")
+    row = rows[0]
+    if CLOSED_BOOK in row:
+        return TaskScores(found, None)
+    main = row.get("main_score")
+    if not isinstance(main, int | float) or not math.isfinite(main):
+        raise LeaderboardError(f"{found.path}: {split} has no main score ({main!r}) and was not searched "
+                               "closed-book; the result is broken, rerun it (--overwrite-strategy always)")
+    return TaskScores(found, row)
+
+
+def read_runs(results: Path, entries: Sequence[AirBenchEntry],
+              split: str) -> tuple[list[ModelTaskResult], dict[Run, dict[str, TaskScores]]]:
+    """Every result on the entries' tasks, and each run's scores on ``split`` by task (runs sorted by name)."""
+    everything = read_results(results, None, [entry.task_name for entry in entries])
+    runs: dict[Run, dict[str, TaskScores]] = {}
+    for found in everything:
+        scores = split_scores(found, split)
+        if scores is not None:
+            runs.setdefault(run_of(found), {})[found.result.task_name] = scores
+    if not runs:
+        raise LeaderboardError(f"no results of {', '.join(sorted({e.version for e in entries}))} tasks on the "
+                               f"{split} split in {results} (run them with mteb run --eval-splits {split})")
+    return everything, dict(sorted(runs.items(), key=lambda item: (item[0].retriever, item[0].reranker)))
