@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 NOT_RUN = re.compile(r"<!--\s*not-run:\s*(?P<reason>.+?)\s*-->")
+SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"')  # pymdownx.snippets: a file included from the repository root
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+)(?P<lang>[\w-]*)")
 COMMAND_LANGUAGES = {"bash", "sh", "shell", "console", "python", "py"}
 # The plugin's own settings: an example never reads the user's (a data folder, CIs off, a catalog)
@@ -69,7 +70,7 @@ class Page:
 
     def run(self, command: str) -> str:
         """Run a shell command in the page's folder; its stdout (stderr on failure, in the error)."""
-        done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=self.folder, env=self.env,
+        done = subprocess.run(["bash", "-eu", "-c", command], cwd=self.folder, env=self.env,
                               capture_output=True, text=True)
         if done.returncode != 0:
             raise ExampleError(f"docs/{self.name}.md: `{command}` exited {done.returncode}:\n"
@@ -119,16 +120,20 @@ class Page:
 class Block:
     """A fenced command block of a page: where it is, and how the tests treat it."""
 
-    page: str
+    page: str  # relative to the repository root
     line: int
     language: str
     first_line: str
-    kind: str  # "run" (written by cog, which runs it), "not-run" or "unmarked"
+    kind: str  # "run" (written by cog, which runs it), "not-run", "included" or "unmarked"
     reason: str = ""
 
 
+def _name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix() if page.is_relative_to(ROOT) else page.name
+
+
 def command_blocks(page: Path) -> list[Block]:
-    """Every fenced block of a command language in ``page``, classified."""
+    """Every fenced block of a command language in ``page`` (and the files it includes), classified."""
     blocks: list[Block] = []
     lines = page.read_text(encoding="utf-8").splitlines()
     in_cog_code = in_cog_output = False
@@ -156,26 +161,37 @@ def command_blocks(page: Path) -> list[Block]:
             if language in COMMAND_LANGUAGES:
                 first = lines[number].strip() if number < len(lines) else ""
                 kind = "run" if in_cog_output else "not-run" if reason else "unmarked"
-                blocks.append(Block(page.relative_to(DOCS).as_posix(), number, language, first, kind,
+                blocks.append(Block(_name(page), number, language, first, kind,
                                     "" if in_cog_output else reason))
             reason = ""
             continue
+        included = SNIPPET.match(line)
+        if included:  # another file's walkthroughs (CONTRIBUTING.md, examples/): shown as that file has them
+            source = ROOT / included["path"]
+            blocks += [Block(b.page, b.line, b.language, b.first_line, "included",
+                             f"included from {included['path']}, whose walkthroughs the pages do not run")
+                       for b in command_blocks(source)]
         if line.strip():
             marked = NOT_RUN.search(line)
             reason = marked["reason"] if marked else ""
     return blocks
 
 
+def pages(docs: Path = DOCS) -> list[Path]:
+    """The README and every page of the site."""
+    return [ROOT / "README.md", *sorted(docs.rglob("*.md"))]
+
+
 def all_blocks(docs: Path = DOCS) -> list[Block]:
-    return [block for page in sorted(docs.rglob("*.md")) for block in command_blocks(page)]
+    return [block for page in pages(docs) for block in command_blocks(page)]
 
 
 def main() -> int:
     blocks = all_blocks()
     for block in blocks:
-        where = f"docs/{block.page}:{block.line}"
-        print(f"{block.kind:8} {where:32} {shlex.quote(block.first_line)[:70]}  {block.reason}")
-    counts = {kind: sum(b.kind == kind for b in blocks) for kind in ("run", "not-run", "unmarked")}
+        where = f"{block.page}:{block.line}"
+        print(f"{block.kind:8} {where:34} {shlex.quote(block.first_line)[:70]}  {block.reason}")
+    counts = {kind: sum(b.kind == kind for b in blocks) for kind in ("run", "not-run", "included", "unmarked")}
     print(", ".join(f"{n} {kind}" for kind, n in counts.items()))
     return 1 if counts["unmarked"] else 0
 
