@@ -42,7 +42,7 @@ def cli_markdown() -> str:
             os.environ["COLUMNS"] = previous
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ANN001 (MkDocs' hook signature)
+def on_page_markdown(markdown: str, page, config, files) -> str:
     """MkDocs hook: fill the CLI reference page."""
     if MARKER not in markdown:
         return markdown
