@@ -446,9 +446,9 @@ def test_export_beir_writes_a_plugin_task(airbench_mirror: Path, tmp_path: Path,
     assert [p.name for p in (dev_only / "qrels").iterdir()] == ["dev.tsv"]
 
 
-def test_the_readme_recipe_reads_what_export_beir_writes_and_a_closed_book_split_is_left_out(
+def test_the_documented_recipe_reads_what_export_beir_writes_and_a_closed_book_split_is_left_out(
         airbench_mirror: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "reranking.md").read_text(encoding="utf-8")
     out = re.search(r"airbench-mteb export-beir -t AIR-Bench_24\.05_\S+ --out (\S+)", readme).group(1)
     loader_path, split = re.search(r'GenericDataLoader\("([^"]+)"\)\.load\(split="(\w+)"\)', readme).groups()
     mirror = closed_book_mirror(airbench_mirror, tmp_path / "mirror")  # NEWS_EN without its test qrels

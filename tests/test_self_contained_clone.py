@@ -1,4 +1,4 @@
-"""A clone works with nothing beside it: the data its tests and README need ships with it, the README's examples
+"""A clone works with nothing beside it: the data its tests and README need ships with it, the documented examples
 write only where .gitignore covers, and the commands behave as Unix tools in a pipe."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.sample_data import PACKAGED, sample_files, write_sample_data
 
 ROOT = Path(__file__).resolve().parent.parent
-# where the README's commands write: relative folders given to these options
+# where the documented commands write: relative folders given to these options
 OUTPUT_OPTION = re.compile(r"--(?:out|output-folder|prediction-folder) +([^\s`]+)")
 SKIPPED_FOLDERS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", "build", "dist"}
 
@@ -24,12 +24,14 @@ def _code_blocks(markdown: str) -> str:
     return "\n".join(re.findall(r"```(?:bash|sh)\n(.*?)```", markdown, flags=re.S))
 
 
-def test_the_folders_readme_examples_write_are_git_ignored() -> None:
+def test_the_folders_documented_examples_write_are_git_ignored() -> None:
     ignored = {line.strip().strip("/") for line in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
                if line.strip() and not line.startswith("#")}
-    written = {match.split("/")[0] for match in OUTPUT_OPTION.findall(_code_blocks((ROOT / "README.md").read_text()))
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    written = {match.split("/")[0] for page in pages
+               for match in OUTPUT_OPTION.findall(_code_blocks(page.read_text(encoding="utf-8")))
                if not match.startswith(("~", "/", "$", "<"))}
-    assert written, "the README's examples write no folder: the pattern no longer matches them"
+    assert written, "the documented examples write no folder: the pattern no longer matches them"
     assert written - ignored == set()
 
 
