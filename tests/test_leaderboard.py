@@ -419,6 +419,14 @@ def test_the_page_filters_recompute_the_average_in_a_browser(runs: Runs, browser
     long_doc = board.tab("long-doc", "recall_at_100")
     assert _shown_averages(browser) == {(r.retriever, r.reranker): _text(r.average) for r in long_doc.rows}
     assert browser.find_element(By.ID, "footer").text.count("mirror-") == len(board.fingerprints)
+    # a click on a column's header sorts the rows by it, best first; a second click reverses
+    browser.find_element(By.ID, "tab-qa").click()
+    position = 5 + [c.name for c in qa.columns].index("news_zh")  # after rank, group, retriever, reranker, average
+    for descending in (True, False):
+        browser.find_element(By.CSS_SELECTOR, 'th[data-key="news_zh"]').click()
+        shown = [float(tr.find_elements(By.TAG_NAME, "td")[position].text.split("\n")[0])
+                 for tr in browser.find_elements(By.CSS_SELECTOR, "#leaderboard tr[data-retriever]")]
+        assert shown == sorted(shown, reverse=descending) and len(set(shown)) > 1, shown
     assert browser.get_screenshot_as_png()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
