@@ -82,7 +82,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path) -> Run
 # --- independent computation from the prediction files and the raw qrels files -----------------------------------
 
 def _raw_qrels(runs: Runs, task: str) -> dict[str, dict[str, int]]:
-    """The qrels as the files hold them, read here without the plugin (queries without a relevant document dropped)."""
+    """The qrels as the files hold them, read here without the plugin (every query judged, relevance 0 included)."""
     qrels: dict[str, dict[str, int]] = {}
     if task == COCKTAIL:
         with (runs.data / "cocktail" / "nfcorpus" / "qrels" / "test.tsv").open(encoding="utf-8") as handle:
@@ -93,16 +93,17 @@ def _raw_qrels(runs: Runs, task: str) -> dict[str, dict[str, int]]:
         for line in path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             qrels.setdefault(row["qid"], {})[row["docid"]] = int(row["relevance"])
-    return {qid: docs for qid, docs in qrels.items() if any(rel > 0 for rel in docs.values())}
+    return qrels
 
 
 def _independent(runs: Runs, task: str, model: str, metric: str) -> tuple[list[str], np.ndarray]:
-    """Per-query values of ``metric`` from the model's prediction file: pytrec_eval, MRR by hand; absent queries 0."""
+    """Per-query values of ``metric`` from the model's prediction file: pytrec_eval, MRR by hand, over MTEB's queries
+    (those judged that the run holds)."""
     split, subset, _ = SCORED[task]
     predictions = json.loads((runs.predictions / model.split("/")[1] / f"{task}_predictions.json").read_text())
     run = predictions[subset][split]
     qrels = _raw_qrels(runs, task)
-    ids = sorted(qrels)
+    ids = sorted(qid for qid in qrels if qid in run)
     measure, k = metric.rsplit("_at_", 1)
     if measure == "mrr":
         values = []
@@ -112,7 +113,7 @@ def _independent(runs: Runs, task: str, model: str, metric: str) -> tuple[list[s
         return ids, np.array(values)
     trec = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall"}[measure]
     scores = pytrec_eval.RelevanceEvaluator(qrels, {f"{trec}.{k}"}).evaluate(run)
-    return ids, np.array([scores.get(qid, {}).get(f"{trec}_{k}", 0.0) for qid in ids])
+    return ids, np.array([scores[qid][f"{trec}_{k}"] for qid in ids])
 
 
 def _task_result(root: Path, model: str, task: str):
