@@ -104,7 +104,8 @@ def _readable_hub_qrels(entry: AirBenchDataset, split: str) -> Any | None:
         if not entry.is_gated(split):
             raise
         logger.warning("%s %s: the hub token on this machine cannot read %s (%s), so this split is closed-book: "
-                       "searched, not scored", entry.task_name, split, entry.qrels_location(split)[0],
+                       "not scored, searched when --prediction-folder keeps its rankings", entry.task_name, split,
+                       entry.qrels_location(split)[0],
                        error.__cause__)
         return None
 
@@ -129,7 +130,8 @@ def load_queries_and_qrels(entry: AirBenchDataset, split: str, data_dir: Path | 
     queries_at, qrels_at = entry.queries_location(split), entry.qrels_location(split)
     closed_book = not qrels_available(entry, split, data_dir)
     if closed_book:
-        logger.info("%s %s: no qrels at hand (%s), so this split is closed-book: it is searched, not scored",
+        logger.info("%s %s: no qrels at hand (%s), so this split is closed-book: not scored, searched "
+                    "when --prediction-folder keeps its rankings",
                     entry.task_name, split,
                     f"gated on the hub: set HF_TOKEN with access to {qrels_at[0]} to score it" if data_dir is None
                     else f"{mirror_file(data_dir, entry, qrels_at)} absent")
