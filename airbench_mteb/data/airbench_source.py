@@ -61,6 +61,12 @@ def _hub_token(entry: AirBenchDataset, split: str | None) -> str | None:
     return get_token()
 
 
+# What to do where the hub cannot be reached, `download` included (pointing it at its own output would be circular).
+OFFLINE_HINT = (f"AIR-Bench's data come from the hub: on a machine that reaches it, `airbench-mteb download --data-dir "
+                f"DIR` fills a mirror; copy DIR here and point --data-dir (or ${DATA_DIR_ENV}) at it. Without the hub, "
+                f"`airbench-mteb sample-data --out DIR` writes the co*cktail data shipped with the package")
+
+
 class HubAccessDenied(DatasetError):
     """The hub refused this account a repository: gated without access, or private ("cannot be accessed")."""
 
@@ -87,8 +93,7 @@ def _hub_dataset(entry: AirBenchDataset, location: tuple[str, str], split: str |
                                      token=_hub_token(entry, split))
     except Exception as error:
         kind = HubAccessDenied if _access_denied(error) else DatasetError
-        raise kind(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}. Offline, "
-                   f"point --data-dir (or ${DATA_DIR_ENV}) at a mirror that `airbench-mteb download` filled",
+        raise kind(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}. {OFFLINE_HINT}",
                    item_id=entry.task_name) from error
 
 
