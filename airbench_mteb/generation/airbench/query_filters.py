@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import regex
@@ -31,7 +31,8 @@ from airbench_mteb.models.lucene_analysis.cjk import cjk_words
 from airbench_mteb.models.lucene_analysis.japanese import japanese_words
 from airbench_mteb.models.lucene_analysis.tokenizer import SOUTHEAST_ASIAN, standard_tokens
 
-COPIED, WRONG_LANGUAGE = "copied", "wrong_language"
+COPIED: Final = "copied"
+WRONG_LANGUAGE: Final = "wrong_language"
 # The token overlap rule's shortest query: a shorter one (AIR-Bench's shortest length class is "less than 5
 # words") is a few keywords, expected to occur in its passage.
 OVERLAP_MIN_TOKENS = 5
