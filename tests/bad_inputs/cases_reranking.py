@@ -257,7 +257,9 @@ def _rankings_written(ws: Workspace, value: tuple[int, int, Path]) -> None:
 
     first, again, folder = value
     assert (first, again) == (0, 0), (first, again)
-    saved = json.loads((folder / f"{NEWS_EN}_predictions.json").read_text())["default"]["dev"]
+    path = folder / f"{NEWS_EN}_predictions.json"
+    assert path.is_file(), f"exit 0 without {path}"
+    saved = json.loads(path.read_text())["default"]["dev"]
     assert set(saved) == set(mirror_query_ids(_mirror(ws), NEWS_EN, "dev")), sorted(saved)
 
 
