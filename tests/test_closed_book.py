@@ -92,6 +92,29 @@ def test_without_a_prediction_folder_nothing_is_searched_and_the_message_says_so
     assert any("--prediction-folder" in r.getMessage() for r in caplog.records)
 
 
+def test_a_closed_book_run_says_the_same_in_its_log_and_its_summary(
+        mirror: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 36: the log said "nothing retrieved" and the summary "test closed-book (searched, not scored)"
+    base = ["run", "-m", "airbench-mteb/bm25", "-t", NEWS_EN, "--eval-splits", "test", "--data-dir", str(mirror)]
+    with caplog.at_level(logging.WARNING, logger="airbench_mteb"):
+        assert main([*base, "--output-folder", str(tmp_path / "R1")]) == 0
+    (logged,) = [r.getMessage() for r in caplog.records if "no qrels here" in r.getMessage()]
+    (summary,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(NEWS_EN)]
+    assert "not searched (no --prediction-folder to keep its rankings)" in logged
+    assert "test closed-book, not scored: not searched (no --prediction-folder to keep its rankings)" in summary
+    assert "searched," not in logged + summary
+
+    caplog.clear()
+    predictions = tmp_path / "P" / f"{NEWS_EN}_predictions.json"
+    with caplog.at_level(logging.WARNING, logger="airbench_mteb"):
+        assert main([*base, "--output-folder", str(tmp_path / "R2"), "--prediction-folder", str(tmp_path / "P")]) == 0
+    (logged,) = [r.getMessage() for r in caplog.records if "no qrels here" in r.getMessage()]
+    (summary,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(NEWS_EN)]
+    kept = max(len(docs) for docs in json.loads(predictions.read_text())["default"]["test"].values())
+    said = f"searched, top {kept} of 12 queries saved in {predictions}"
+    assert said in logged and f"test closed-book, not scored: {said}" in summary
+
+
 TEST_QRELS = "AIR-Bench/qrels-qa_news_en"
 
 

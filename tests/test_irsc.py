@@ -211,8 +211,17 @@ def test_tasks_evaluate_what_was_built(built: Path, monkeypatch: pytest.MonkeyPa
     title = mteb.get_task("IRSCTitleRetrieval")
     assert title.hf_subsets == ["en", "mixed"]
     assert mteb.get_task("IRSCPartRetrieval").hf_subsets == ["en", "zh", "mixed"]
-    with pytest.raises(DatasetError, match="needs an LLM"):
+    with pytest.raises(DatasetError, match="needs an LLM") as refused:
         mteb.get_task("IRSCSummaryRetrieval").load_data()
+    # issue 36: the hint said `generate irsc --out DIR`, which builds the same data again, without summaries
+    assert "`airbench-mteb generate irsc --out DIR --llm`" in str(refused.value)
+    with pytest.raises(DatasetError, match="c2e/part was not built") as refused:
+        mteb.get_task("IRSCPartRetrieval").load_split("c2e", "test")  # a translation: an LLM's too
+    assert "--llm`" in str(refused.value)
+    with pytest.raises(DatasetError, match="zh/title was not built") as refused:
+        title_task = mteb.get_task("IRSCTitleRetrieval")
+        title_task.load_split("zh", "test")  # no titles in the source: no LLM would help
+    assert "generate irsc --out DIR` and point" in str(refused.value)
     part = mteb.get_task("IRSCPartRetrieval")
     part.load_data()
     assert len(part.dataset["mixed"]["test"]["corpus"]) == 100

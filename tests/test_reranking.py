@@ -300,3 +300,24 @@ def test_a_closed_book_rerank_records_the_depth_it_kept(first_stage: Run, tmp_pa
     assert json.loads(result_file.read_text())["scores"]["test"][0]["closed_book"]["top_k"] == 10
     (message,) = [r.getMessage() for r in caplog.records if "no qrels here" in r.getMessage()]
     assert "top 10 of 12 queries" in message
+
+
+def test_a_first_stage_rerun_with_cached_results_still_writes_its_rankings(use_mirror: Path, tmp_path: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 36, the README's order: a first stage run, then the same run with --prediction-folder exited 0 with
+    its scores from the cache and no rankings file, so re-ranking failed asking for --prediction-folder."""
+    import logging
+
+    from tests.closed_book_run import mirror_query_ids
+
+    bm25 = ["run", "-m", "airbench-mteb/bm25", "-t", NEWS_EN, "--eval-splits", "dev", "--output-folder",
+            str(tmp_path / "R")]
+    assert main(bm25) == 0
+    with caplog.at_level(logging.WARNING, logger="airbench_mteb"):
+        assert main([*bm25, "--prediction-folder", str(tmp_path / "P")]) == 0
+    saved = json.loads((tmp_path / "P" / f"{NEWS_EN}_predictions.json").read_text())
+    assert set(saved["default"]["dev"]) == set(mirror_query_ids(use_mirror, NEWS_EN, "dev"))
+    assert any("results cached but no rankings" in r.getMessage() for r in caplog.records)
+    # the next step of the README now runs
+    assert main(["run", "-m", "airbench-mteb/bm25", "--previous-results", str(tmp_path / "P"), "--rerank-top-k", "5",
+                 "-t", NEWS_EN, "--eval-splits", "dev", "--output-folder", str(tmp_path / "R2")]) == 0

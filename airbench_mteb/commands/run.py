@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,8 @@ from airbench_mteb.data.errors import OptionError
 from airbench_mteb.mteb_compat import add_mteb_cli_parsers
 from airbench_mteb.registry import register_models
 from airbench_mteb.settings import DATA_DIR_ENV, configure, current_settings
+
+logger = logging.getLogger(__name__)
 
 
 def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +57,48 @@ def selected_tasks(args: argparse.Namespace) -> tuple[Any, ...]:
                                 tasks=args.tasks, eval_splits=args.eval_splits))
 
 
+def prediction_folder(args: argparse.Namespace) -> Path | None:
+    """Where this `run` was asked to write rankings (``--prediction-folder``, or the deprecated
+    ``--save_predictions``: the output folder), or None."""
+    if args.prediction_folder:
+        return Path(args.prediction_folder)
+    return Path(args.output_folder) if args.save_predictions else None
+
+
+def missing_rankings(tasks: tuple[Any, ...], folder: Path) -> list[str]:
+    """The retrieval tasks among ``tasks`` (those mteb writes rankings for) without a rankings file in ``folder``."""
+    from mteb.abstasks.retrieval import AbsTaskRetrieval
+
+    return [task.metadata.name for task in tasks
+            if isinstance(task, AbsTaskRetrieval) and not (folder / task.prediction_file_name).is_file()]
+
+
+def write_missing_rankings(args: argparse.Namespace, mteb_run: Callable[[argparse.Namespace], Any]) -> None:
+    """mteb skips a task whose results are cached, and then writes no rankings for it: each such task is evaluated
+    again (``--overwrite-strategy always``) so that the file ``--prediction-folder`` asked for exists.
+
+    Raises:
+        OptionError: a task still without its rankings file (never exit 0 without the file asked for).
+    """
+    folder = prediction_folder(args)
+    if folder is None:
+        return
+    missing = missing_rankings(selected_tasks(args), folder)
+    if not missing:
+        return
+    logger.warning("%s: results cached but no rankings in %s; evaluating again to write them", ", ".join(missing),
+                   folder)
+    # the benchmark's filters were ignored by mteb; for named tasks they select what the first pass evaluated
+    filters = dict.fromkeys(("categories", "task_types", "languages", "eval_splits"), None) if args.benchmarks else {}
+    again = argparse.Namespace(**{**vars(args), **filters, "benchmarks": None, "tasks": missing,
+                                  "overwrite_strategy": "always", "overwrite": False})
+    mteb_run(again)
+    still = missing_rankings(selected_tasks(again), folder)
+    if still:
+        raise OptionError(f"--prediction-folder {folder}: no rankings were written for {', '.join(still)} "
+                          f"(see the log above)")
+
+
 def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
     from airbench_mteb.models.rerankers import RERANK_TOP_K
 
@@ -84,6 +130,7 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
         if args.previous_results is not None:
             args.model = rerank_model_argument(args.model, args.previous_results, args.rerank_top_k)
         mteb_run(args)
+        write_missing_rankings(args, mteb_run)
         for line in run_summary(Path(args.output_folder), mteb.get_model_meta(args.model, args.model_revision),
                                 [task.metadata.name for task in selected_tasks(args)]):
             print(line)

@@ -61,6 +61,12 @@ def _hub_token(entry: AirBenchDataset, split: str | None) -> str | None:
     return get_token()
 
 
+# What to do where the hub cannot be reached, `download` included (pointing it at its own output would be circular).
+OFFLINE_HINT = (f"AIR-Bench's data come from the hub: on a machine that reaches it, `airbench-mteb download --data-dir "
+                f"DIR` fills a mirror; copy DIR here and point --data-dir (or ${DATA_DIR_ENV}) at it. Without the hub, "
+                f"`airbench-mteb sample-data --out DIR` writes the co*cktail data shipped with the package")
+
+
 class HubAccessDenied(DatasetError):
     """The hub refused this account a repository: gated without access, or private ("cannot be accessed")."""
 
@@ -87,8 +93,7 @@ def _hub_dataset(entry: AirBenchDataset, location: tuple[str, str], split: str |
                                      token=_hub_token(entry, split))
     except Exception as error:
         kind = HubAccessDenied if _access_denied(error) else DatasetError
-        raise kind(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}. Offline, "
-                   f"point --data-dir (or ${DATA_DIR_ENV}) at a mirror that `airbench-mteb download` filled",
+        raise kind(f"could not load {repo} [{entry.version}] split {split_name} from the hub: {error}. {OFFLINE_HINT}",
                    item_id=entry.task_name) from error
 
 
@@ -104,7 +109,8 @@ def _readable_hub_qrels(entry: AirBenchDataset, split: str) -> Any | None:
         if not entry.is_gated(split):
             raise
         logger.warning("%s %s: the hub token on this machine cannot read %s (%s), so this split is closed-book: "
-                       "searched, not scored", entry.task_name, split, entry.qrels_location(split)[0],
+                       "not scored, searched when --prediction-folder keeps its rankings", entry.task_name, split,
+                       entry.qrels_location(split)[0],
                        error.__cause__)
         return None
 
@@ -129,7 +135,8 @@ def load_queries_and_qrels(entry: AirBenchDataset, split: str, data_dir: Path | 
     queries_at, qrels_at = entry.queries_location(split), entry.qrels_location(split)
     closed_book = not qrels_available(entry, split, data_dir)
     if closed_book:
-        logger.info("%s %s: no qrels at hand (%s), so this split is closed-book: it is searched, not scored",
+        logger.info("%s %s: no qrels at hand (%s), so this split is closed-book: not scored, searched "
+                    "when --prediction-folder keeps its rankings",
                     entry.task_name, split,
                     f"gated on the hub: set HF_TOKEN with access to {qrels_at[0]} to score it" if data_dir is None
                     else f"{mirror_file(data_dir, entry, qrels_at)} absent")

@@ -8,17 +8,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airbench_mteb.report.results import read_task_result
-from airbench_mteb.tasks.closed_book import CLOSED_BOOK
+from airbench_mteb.tasks.closed_book import CLOSED_BOOK, searched
 
 if TYPE_CHECKING:
     from mteb.models import ModelMeta
 
 
 def _score_text(entry: dict[str, Any], main_metric: str) -> str:
-    """``0.4149 [0.3771, 0.4530]``; a split searched without qrels says so instead of a number."""
+    """``0.4149 [0.3771, 0.4530]``; a closed-book split says whether it was searched instead of a number."""
     score = entry.get("main_score")
     if CLOSED_BOOK in entry:
-        return "closed-book (searched, not scored)"
+        book = entry[CLOSED_BOOK]
+        return f"closed-book, not scored: {searched(book.get('top_k', 0), book.get('queries', 0), book.get('predictions'))}"
     if score is None or (isinstance(score, float) and math.isnan(score)):
         return "no score"
     low, high = entry.get(f"{main_metric}_ci_low"), entry.get(f"{main_metric}_ci_high")

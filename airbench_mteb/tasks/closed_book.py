@@ -27,6 +27,13 @@ def is_closed_book(data_split: Any) -> bool:
     return not data_split["relevant_docs"]
 
 
+def searched(kept: int, queries: int, predictions: str | None) -> str:
+    """What became of a closed-book split's search, as the run's log and its summary both say it."""
+    if predictions is None:
+        return "not searched (no --prediction-folder to keep its rankings)"
+    return f"searched, top {kept} of {queries} queries saved in {predictions}"
+
+
 def _how_to_submit(task: HookedRetrievalTask, prediction_folder: Path | None) -> str:
     entry = getattr(task, "entry", None)
     if not isinstance(entry, AirBenchEntry) or entry.data_dir is not None:
@@ -58,8 +65,7 @@ def retrieve_only(task: HookedRetrievalTask, model: Any, data_split: Any, *, hf_
         saved = str(task.predictions_path(prediction_folder))
         kept = max((len(docs) for docs in results.values()), default=0)
     hint = _how_to_submit(task, prediction_folder)
-    logger.warning("%s: no qrels here, so no scores; %s. Next: %s", where,
-                   f"top {kept} of {len(queries)} queries saved in {saved}" if saved else "nothing retrieved", hint)
+    logger.warning("%s: no qrels here, so no scores; %s. Next: %s", where, searched(kept, len(queries), saved), hint)
     return {
         task.metadata.main_score: float("nan"),
         CLOSED_BOOK: {"reason": "no qrels available locally", "queries": len(queries),

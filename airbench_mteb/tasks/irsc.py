@@ -23,7 +23,9 @@ from mteb import Benchmark
 
 from airbench_mteb.catalog import irsc_catalog, user_catalog
 from airbench_mteb.catalog.irsc import (
+    CROSS_SETTINGS,
     IRSC_BENCHMARK,
+    LLM_TASKS,
     SETTINGS,
     IRSCTaskEntry,
     corpus_languages,
@@ -60,14 +62,25 @@ EVAL_LANGS = {setting: list(dict.fromkeys(eval_language(lang)
               for setting in SETTINGS}
 EVAL_SPLIT = "test"  # a build's one split (qrels/test.tsv)
 BUILD_HINT = f"run `airbench-mteb generate irsc --out DIR` and point --data-dir (or ${DATA_DIR_ENV}) at DIR"
+# Query and summary queries and the C2E/E2C translations are written by an LLM: without --llm the same command
+# builds the same data again, without them.
+LLM_BUILD_HINT = (f"run `airbench-mteb generate irsc --out DIR --llm` (the bundled SmolLM2-135M; --model FILE.gguf, or "
+                  f"--backend openai --base-url URL --model NAME, for a stronger LLM; it resumes a build in DIR) and "
+                  f"point --data-dir (or ${DATA_DIR_ENV}) at DIR")
 
 
-def irsc_root(build: Path | None = None) -> Path:
-    """The IRSC data of ``build`` (a folder holding ``irsc/manifest.json``), by default of the data directory."""
+def build_hint(setting: str, query_type: str) -> str:
+    """How to build one IRSC subset (``setting``) of one query type: with ``--llm`` where an LLM writes it."""
+    return LLM_BUILD_HINT if query_type in LLM_TASKS or setting in CROSS_SETTINGS else BUILD_HINT
+
+
+def irsc_root(build: Path | None = None, hint: str = BUILD_HINT) -> Path:
+    """The IRSC data of ``build`` (a folder holding ``irsc/manifest.json``), by default of the data directory;
+    ``hint`` says how to build what is missing."""
     root = build if build is not None else data_dir()
     if root is None or not (root / IRSC_MANIFEST).is_file():
         where = f"{root}/irsc" if root is not None else f"no data directory (${DATA_DIR_ENV} is unset)"
-        raise DatasetError(f"the IRSC benchmark is not built ({where}); {BUILD_HINT}")
+        raise DatasetError(f"the IRSC benchmark is not built ({where}); {hint}")
     return root / "irsc"
 
 
@@ -139,13 +152,14 @@ class IRSCTask(PluginRetrievalTask):
         return "files-" + files_fingerprint(files)
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
-        root = irsc_root(self.build)
+        hint = build_hint(hf_subset, self.query_type)
+        root = irsc_root(self.build, hint)
         folder = root / hf_subset / self.query_type
         if not folder.is_dir():
             reasons = [s["reason"] for s in read_manifest(root).get("skipped", [])
                        if s["setting"] == hf_subset and s["task"] == self.query_type]
             why = f" ({reasons[0]})" if reasons else ""
-            raise DatasetError(f"IRSC {hf_subset}/{self.query_type} was not built{why}; {BUILD_HINT}", path=folder)
+            raise DatasetError(f"IRSC {hf_subset}/{self.query_type} was not built{why}; {hint}", path=folder)
         queries_path, qrels_path = folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
         data = RetrievalData(
             corpus=load_corpus(root, hf_subset),

@@ -173,6 +173,18 @@ CASES = [
          error="'IRSCPartRetrieval' is not a source-bias task"),
     Case("cli-bias-batch-size-zero", argv=lambda ws: ["bias", *BM25, "-t", "CocktailNFCorpus", "--batch-size", "0"],
          error="--batch-size must be at least 1"),
+    # issue 36: an IRSC task an LLM writes was told to run `generate irsc --out DIR`, which builds it again without
+    Case("cli-irsc-summary-not-built", argv=lambda ws: ["run", *BM25, "-t", "IRSCSummaryRetrieval", "--data-dir",
+                                                       str(ws.tmp), "--output-folder", str(ws.tmp / "results")],
+         error=lambda ws: f"not built ({ws.tmp}/irsc); run `airbench-mteb generate irsc --out DIR --llm`"),
+    Case("cli-irsc-part-not-built", argv=lambda ws: ["run", *BM25, "-t", "IRSCPartRetrieval", "--data-dir", str(ws.tmp),
+                                                    "--output-folder", str(ws.tmp / "results")],
+         error="run `airbench-mteb generate irsc --out DIR` and point --data-dir"),
+    # issue 36: offline, download advised pointing --data-dir at a mirror that download filled (circular)
+    Case("cli-download-offline", argv=lambda ws: ["download", "--data-dir", str(ws.tmp / "mirror"), "-t",
+                                                 "AIR-Bench_24.05_qa_news_en"],
+         env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+         error="on a machine that reaches it, `airbench-mteb download --data-dir DIR` fills a mirror; copy DIR here"),
     Case("cli-download-no-such-version",
          argv=lambda ws: ["download", "--data-dir", str(ws.tmp / "mirror"), "--version", "AIR-Bench_99.01"],
          error="--version AIR-Bench_99.01"),

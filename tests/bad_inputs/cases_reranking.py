@@ -243,7 +243,30 @@ def _revision(ws: Workspace, task: str = NEWS_EN) -> str:
     return _content(ws, task)["dataset_revision"]
 
 
+def _first_stage_again_with_a_prediction_folder(ws: Workspace) -> tuple[int, int, Path]:
+    """The README's order: a first stage, then the same with --prediction-folder (its results now cached)."""
+    from airbench_mteb.cli import main
+
+    first = ["run", "-m", BM25, "-t", NEWS_EN, "--eval-splits", "dev", "--data-dir", str(_mirror(ws)),
+             "--output-folder", str(ws.tmp / "R")]
+    return main(first), main([*first, "--prediction-folder", str(ws.tmp / "P")]), ws.tmp / "P"
+
+
+def _rankings_written(ws: Workspace, value: tuple[int, int, Path]) -> None:
+    from tests.closed_book_run import mirror_query_ids
+
+    first, again, folder = value
+    assert (first, again) == (0, 0), (first, again)
+    path = folder / f"{NEWS_EN}_predictions.json"
+    assert path.is_file(), f"exit 0 without {path}"
+    saved = json.loads(path.read_text())["default"]["dev"]
+    assert set(saved) == set(mirror_query_ids(_mirror(ws), NEWS_EN, "dev")), sorted(saved)
+
+
 CASES = [
+    # issue 36: the second run exited 0 with cached scores and no rankings file, and re-ranking then failed
+    Case("rerank-first-stage-cached-then-prediction-folder", call=_first_stage_again_with_a_prediction_folder,
+         check=_rankings_written),
     # a query of the split the first stage did not rank: one line naming the file, split and query, every kind
     Case("rerank-missing-query-bm25", argv=_rerank(_edited(_dev(lambda run: run.pop("q-dev-3")))),
          error="no ranking for 1 of the 12 queries ('q-dev-3')"),

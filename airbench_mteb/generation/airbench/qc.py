@@ -1,7 +1,7 @@
 """Quality control (AIR-Bench section 2.4, Table 2, Appendix A.3), with three query filters of our own.
 
-0. Query filters (:mod:`~airbench_mteb.generation.airbench.query_filters`), before any LLM call: a query
-   that copies its positive passage, or one not written in the dataset's script, is dropped with its labels.
+0. Query filters (:func:`~airbench_mteb.generation.airbench.query_filters.check_query`), before any LLM call: a
+   query that copies its positive passage, or one not written in the dataset's script, is dropped with its labels.
 1. Low-quality queries: the LLM judge rates (query, original positive); a negative verdict drops
    the query and all its labels.
 2. For every kept query: recall the top ``recall_depth`` documents with an embedding model; each

@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import regex
@@ -31,7 +31,8 @@ from airbench_mteb.models.lucene_analysis.cjk import cjk_words
 from airbench_mteb.models.lucene_analysis.japanese import japanese_words
 from airbench_mteb.models.lucene_analysis.tokenizer import SOUTHEAST_ASIAN, standard_tokens
 
-COPIED, WRONG_LANGUAGE = "copied", "wrong_language"
+COPIED: Final = "copied"
+WRONG_LANGUAGE: Final = "wrong_language"
 # The token overlap rule's shortest query: a shorter one (AIR-Bench's shortest length class is "less than 5
 # words") is a few keywords, expected to occur in its passage.
 OVERLAP_MIN_TOKENS = 5
@@ -83,6 +84,7 @@ def check_query(query: str, passage: str, language: str, settings: FilterSetting
     """None when ``query`` passes the copied-query and language filters against its positive ``passage`` in
     ``language`` (ISO 639-1, as AIR-Bench names it), else the decision dropping it (the copy rule first)."""
     s = settings if settings is not None else FilterSettings()
+    script = language_script(language)  # an unknown language is refused whatever the query
     if s.copied_run or s.copied_overlap:
         words, passage_words = tokens(query, language), tokens(passage, language)
         run, overlap = longest_common_run(words, passage_words), token_overlap(words, passage_words)
@@ -93,7 +95,6 @@ def check_query(query: str, passage: str, language: str, settings: FilterSetting
             because = (f"{run} words in a row copied from its positive (copied_run {s.copied_run})" if copied_run
                        else f"{overlap:.2f} of its words in its positive (copied_overlap {s.copied_overlap})")
             return QueryDecision(COPIED, f"copied query: {because}", common_run=run, token_overlap=overlap)
-    script = language_script(language)
     share = script_share(query, script)
     if s.language_share > 0 and share is not None and share < s.language_share:
         return QueryDecision(WRONG_LANGUAGE, f"not in {language}: {share:.2f} of its letters in {script} script "
