@@ -89,3 +89,28 @@ def test_the_site_builds_offline_with_strict(tmp_path: Path) -> None:
     api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "relative_delta" in api  # mkdocstrings rendered the metrics' docstrings
     assert "fonts.googleapis.com" not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def _cog(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cogapp", "-I", str(ROOT), *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.slow
+def test_a_quoted_output_that_differs_from_a_fresh_run_or_a_failing_command_fails_the_check(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    code = ("<!-- [[[cog\nfrom tools.docs_examples import Page\npage = Page('check')\n"
+            "cog.out(page.bash('airbench-mteb tasks --family cocktail', keep='^CocktailMSMARCO '))\n"
+            "]]] -->\n")
+    page.write_text(code + "```bash\nairbench-mteb tasks --family cocktail\n```\n\n```text\nCocktailTyped\n```\n"
+                    "<!-- [[[end]]] -->\n", encoding="utf-8")
+    stale = _cog("--check", "--diff", page)
+    assert stale.returncode != 0 and "-CocktailTyped" in stale.stdout
+    assert _cog("-r", page).returncode == 0  # regenerated from the run ...
+    assert "```text\nCocktailMSMARCO  family=cocktail" in page.read_text(encoding="utf-8")
+    assert _cog("--check", page).returncode == 0  # ... and then it holds
+
+    page.write_text(code.replace("tasks --family cocktail", "tasks --no-such-option") + "<!-- [[[end]]] -->\n",
+                    encoding="utf-8")
+    failing = _cog("--check", page)  # the command exits 2: the example fails, naming it
+    assert failing.returncode != 0 and "`airbench-mteb tasks --no-such-option` exited 2" in failing.stderr

@@ -69,8 +69,9 @@ class Page:
         self.env = env
 
     def run(self, command: str) -> str:
-        """Run a shell command in the page's folder; its stdout (stderr on failure, in the error)."""
-        done = subprocess.run(["bash", "-eu", "-c", command], cwd=self.folder, env=self.env,
+        """Run a shell command in the page's folder with ``set -euo pipefail`` (a failing command anywhere, in a
+        pipeline too, fails the example); its stdout (stdout and stderr, on failure, in the error)."""
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=self.folder, env=self.env,
                               capture_output=True, text=True)
         if done.returncode != 0:
             raise ExampleError(f"docs/{self.name}.md: `{command}` exited {done.returncode}:\n"
