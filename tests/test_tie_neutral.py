@@ -271,3 +271,30 @@ def test_tie_neutral_figures_survive_the_flat_results_keys() -> None:
     assert back == bias
     assert list(back.sources) == ["human", "llm"]
     assert not math.isnan(np.float64(flat["map_at_3_llm_tie_neutral"]))
+
+
+def test_the_tie_neutral_delta_gets_its_interval_from_the_same_resampling() -> None:
+    from airbench_mteb.metrics.bias_uncertainty import delta_uncertainty, with_uncertainty
+    from airbench_mteb.metrics.per_query import per_source_query_scores
+    from airbench_mteb.metrics.resampling import Resampling
+
+    # six queries; in q0..q2 the two copies of the relevant document tie at the top
+    run = {f"q{i}": {f"q{i}a-human": 2.0, f"q{i}a-llm": 2.0 if i < 3 else 1.0 + i % 2 * 2, f"q{i}b-human": 1.5}
+           for i in range(6)}
+    qrels = {f"q{i}": {f"q{i}a-human": 1, f"q{i}a-llm": 1} for i in range(6)}
+    sources = {doc: doc.rsplit("-", 1)[1] for docs in run.values() for doc in docs}
+    resampling = Resampling(n_resamples=199, seed=3)
+    vectors = per_source_query_scores(qrels, run, sources, ["human", "llm"], [1])
+    bias = with_uncertainty(source_bias(qrels, run, sources, ["human", "llm"], [1]), vectors, resampling)
+    (_, human), (_, llm) = vectors["human"], vectors["llm"]
+    neutral = bias.sources["llm"].tie_neutral
+    assert neutral is not None
+    assert neutral.uncertainty["ndcg"][1] == delta_uncertainty(human["ndcg_at_1_tie_neutral"],
+                                                               llm["ndcg_at_1_tie_neutral"], resampling)
+    assert bias.sources["llm"].uncertainty["ndcg"][1] == delta_uncertainty(human["ndcg_at_1"], llm["ndcg_at_1"],
+                                                                           resampling)
+    # the tied queries score 1/2 for both sources tie-neutrally, 0 / 1 conventionally (the LLM copy's id is larger)
+    assert human["ndcg_at_1_tie_neutral"][:3].tolist() == llm["ndcg_at_1_tie_neutral"][:3].tolist() == [0.5] * 3
+    assert human["ndcg_at_1"][:3].tolist() == [0.0] * 3
+    assert neutral.relative_delta["ndcg"][1] == pytest.approx(
+        relative_delta(human["ndcg_at_1_tie_neutral"].mean(), llm["ndcg_at_1_tie_neutral"].mean()))
