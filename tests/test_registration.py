@@ -23,7 +23,6 @@ def _run(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, timeout=600, env={**os.environ, **env})
 
 
-@pytest.mark.slow
 def test_registration_is_idempotent() -> None:
     before = len(mteb.get_tasks(exclude_private=False))
     register_all()
