@@ -68,6 +68,7 @@ def _pytrec_scores(qrels: dict, run: dict) -> dict[str, float]:
 
 
 @pytest.mark.parametrize("name", ["AIR-Bench_24.05_qa_news_en", "AIR-Bench_24.05_long-doc_arxiv_en_llama2"])
+@pytest.mark.slow
 def test_real_evaluation_matches_pytrec_eval(name: str, use_mirror: Path, tmp_path: Path) -> None:
     task = mteb.get_task(name)
     model = mteb.get_model("airbench-mteb/all-MiniLM-L6-v2")

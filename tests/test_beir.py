@@ -354,6 +354,7 @@ def beir_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
     return qrels, EvaluateRetrieval(search, k_values=K_VALUES, score_function="cos_sim").retrieve(corpus, queries)
 
 
+@pytest.mark.slow
 def test_beir_run_scores_equal_beirs_own_evaluation(beir_run: tuple[dict, dict]) -> None:
     qrels, run = beir_run
     ours = evaluate_run(qrels, run, K_VALUES)
@@ -398,6 +399,7 @@ class BeirComparisonTask(AbsTaskRetrieval):
         self.data_loaded = True
 
 
+@pytest.mark.slow
 def test_scores_equal_mtebs_for_the_same_run(tmp_path: Path) -> None:
     task = BeirComparisonTask()
     result = mteb.evaluate(mteb.get_model(MINILM), task, cache=None, prediction_folder=tmp_path,

@@ -129,6 +129,7 @@ def _run(args: list[str], catalog: Path) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
 
 
+@pytest.mark.slow
 def test_one_broken_entry_per_family_leaves_every_other_task_registered(tmp_path: Path) -> None:
     airbench = packaged_airbench_entries()[0].model_dump(mode="json")
     airbench.update(version="mine", data_dir=str(tmp_path))
@@ -192,6 +193,7 @@ def test_a_generators_summary_gives_the_entry_register_dataset_makes_of_its_fold
         generated_entry(GenerationSummary(family="co*cktail", root=folder, files=("queries.jsonl",), counts={}))
 
 
+@pytest.mark.slow
 def test_a_real_generate_cocktail_output_registers_as_a_task_that_loads(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The manifest `generate cocktail` writes is what registration reads (bundled SmolLM2, 5 documents)."""
@@ -244,6 +246,7 @@ def test_the_irsc_manifest_is_read_once_per_version_of_the_file(tmp_path: Path) 
     assert list(read_manifest(root)["settings"]) == ["zh"]
 
 
+@pytest.mark.slow
 def test_a_generated_cocktail_folder_registers_lists_and_runs(tmp_path: Path) -> None:
     """The done-when path of issue 11: register-dataset, (mteb's and our) available-tasks and run, all as commands."""
     folder = cocktail_folder(tmp_path / "nf-small")

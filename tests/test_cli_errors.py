@@ -95,6 +95,7 @@ def test_a_data_dir_variable_naming_a_file_is_one_line_not_an_import_traceback(t
     (DATA_DIR_ENV, "FILE", "IRSCPartRetrieval", DATA_DIR_ENV),
     (KEEP_TITLES_ENV, "maybe", "CocktailNFCorpus", "1, true, yes, on or 0, false, no, off"),
 ])
+@pytest.mark.slow
 def test_stock_mteb_run_with_a_bad_setting_fails_in_one_line_naming_it(variable: str, value: str, task: str,
                                                                       named: str, tmp_path: Path) -> None:
     a_file = tmp_path / "mirror.txt"
@@ -108,6 +109,7 @@ def test_stock_mteb_run_with_a_bad_setting_fails_in_one_line_naming_it(variable:
     assert "could not register" not in done.stderr  # the plugin itself stayed registered
 
 
+@pytest.mark.slow
 def test_the_hook_is_switched_off_only_by_a_yes(tmp_path: Path) -> None:
     probe = "import mteb; print(mteb.get_model_meta('airbench-mteb/bm25').name)"
     assert _python(["-c", probe], {"AIRBENCH_MTEB_NO_HOOK": "0"}, tmp_path).stdout.strip() == "airbench-mteb/bm25"

@@ -71,6 +71,7 @@ def _subsets(task_result: Any, split: str = "test") -> dict[str, dict[str, Any]]
     return {row["hf_subset"]: row for row in task_result.scores[split]}
 
 
+@pytest.mark.slow
 def test_every_setting_runs_and_is_named_in_the_results(minilm_nq_utd: dict[str, Any]) -> None:
     subsets = _subsets(minilm_nq_utd["result"])
     assert sorted(subsets) == sorted(SETTINGS)
@@ -94,6 +95,7 @@ def _read_jsonl(path: Path) -> dict[str, str]:
         return {row["_id"]: row["text"] for row in map(json.loads, handle)}
 
 
+@pytest.mark.slow
 def test_each_document_is_encoded_once_across_the_four_settings(minilm_nq_utd: dict[str, Any]) -> None:
     # the four settings hold 3,200 documents: 800 human and 800 LLM copies, each encoded once
     # (the cache also encodes a text that occurs twice only once: NQ-UTD has 1,598 distinct texts)
@@ -131,6 +133,7 @@ def _independent_run(vectors: dict[tuple[str, str], np.ndarray]
     return run, qrels
 
 
+@pytest.mark.slow
 def test_per_source_scores_equal_an_independent_computation(minilm_nq_utd: dict[str, Any]) -> None:
     bias = _subsets(minilm_nq_utd["result"])["mixed"]["source_bias"]
     run, qrels = _independent_run(minilm_nq_utd["vectors"])

@@ -23,6 +23,9 @@ from tests.conftest import SAMPLE_DATA
 
 pytest.importorskip("llama_cpp")
 
+# the module's fixture generates a dataset with the bundled LLM and runs the panel, each step a process
+pytestmark = pytest.mark.slow
+
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = "custom_qa_healthcare_en_nfslice"

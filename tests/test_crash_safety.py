@@ -25,6 +25,8 @@ from tests.fault_scenarios import (
 from tests.faults import mount_refused, preload
 
 TRIALS = 2
+# each trial kills a command and runs it again, in processes of their own
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

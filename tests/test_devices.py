@@ -98,6 +98,7 @@ def _reference_ndcg(folder: Path, task: mteb.AbsTask, split: str) -> float:
     return float(np.mean([v["ndcg_cut_10"] for v in per_query.values()]))
 
 
+@pytest.mark.slow
 def test_two_local_folders_of_one_name_get_two_results(use_mirror: Path, tmp_path: Path) -> None:
     first, second = tmp_path / "a" / "model", tmp_path / "b" / "model"
     _short_copy(MINILM_FOLDER, first, layers=6)

@@ -125,6 +125,7 @@ def _shards(root: Path) -> list[Path]:
     return sorted(root.rglob("*.npy"))
 
 
+@pytest.mark.slow
 def test_cached_vectors_equal_uncached_ones_in_input_order(minilm: Any, calls: list) -> None:
     titles = [f"Lee news {i}" if i % 3 == 0 else "" for i in range(len(LEE))]
     plain = _encode(minilm, _documents_loader(LEE, titles))
@@ -145,6 +146,7 @@ def test_cached_vectors_equal_uncached_ones_in_input_order(minilm: Any, calls: l
     assert np.diff([0, *encoded]).tolist() == [len(LEE), (len(LEE) + 1) // 2, len(LEE) // 2, 0]
 
 
+@pytest.mark.slow
 def test_second_encode_of_a_corpus_does_not_call_the_model(minilm: Any, calls: list) -> None:
     first = _encode(with_embedding_cache(minilm), _documents_loader(LEE))
     assert _texts_encoded(calls) == len(LEE)
@@ -161,6 +163,7 @@ def test_repeated_texts_in_one_input_are_encoded_once(minilm: Any, calls: list) 
     np.testing.assert_array_equal(vectors[:5], vectors[10:])
 
 
+@pytest.mark.slow
 def test_a_corpus_shared_by_splits_and_tasks_is_encoded_once(minilm: Any, calls: list,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     import mteb
@@ -182,6 +185,7 @@ def test_a_corpus_shared_by_splits_and_tasks_is_encoded_once(minilm: Any, calls:
         assert second[split] == pytest.approx(uncached[split], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_prompt_type_and_applied_prompt_are_part_of_the_key(minilm: Any, calls: list, cache_root: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     cached = with_embedding_cache(minilm)
@@ -225,6 +229,7 @@ def test_cache_switched_off_by_environment(minilm: Any, cache_root: Path, monkey
 
 
 @pytest.mark.parametrize("store", [True, False])
+@pytest.mark.slow
 def test_blocks_are_encoded_longest_first_and_returned_in_input_order(minilm: Any, cache_root: Path,
                                                                       monkeypatch: pytest.MonkeyPatch,
                                                                       store: bool) -> None:
@@ -247,6 +252,7 @@ def test_blocks_are_encoded_longest_first_and_returned_in_input_order(minilm: An
 
 
 @pytest.mark.parametrize("store", [True, False])
+@pytest.mark.slow
 def test_length_order_pads_less_than_the_model_sorting_by_characters(minilm: Any, monkeypatch: pytest.MonkeyPatch,
                                                                     store: bool) -> None:
     """Padded tokens the model runs over the real ones, the Lee corpus in batches of 8."""
@@ -273,6 +279,7 @@ def test_length_order_pads_less_than_the_model_sorting_by_characters(minilm: Any
     np.testing.assert_allclose(ordered, plain, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_truncated_or_unfinished_shards_are_skipped(minilm: Any, calls: list, cache_root: Path) -> None:
     texts = LEE[:10]
     expected = _encode(with_embedding_cache(minilm), _documents_loader(texts))
@@ -310,6 +317,7 @@ def _flip_sign_bits(path: Path) -> None:
         handle.write(data)
 
 
+@pytest.mark.slow
 def test_a_shard_with_flipped_bytes_is_reported_and_recomputed_never_used(minilm: Any, calls: list,
                                                                           cache_root: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
@@ -364,6 +372,7 @@ def test_shards_without_a_checksum_are_never_read(minilm: Any, calls: list, cach
     assert len(calls) == 2
 
 
+@pytest.mark.slow
 def test_interrupted_encoding_resumes_from_the_saved_chunks(minilm: Any, calls: list,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(wrapper, "CHUNK_SIZE", 10)

@@ -200,6 +200,7 @@ def test_bad_input_names_the_file(tmp_path: Path) -> None:
 
 # --- real runs ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_real_two_llm_run_loads_as_a_multi_source_folder(generated: Path, small_corpus: Path) -> None:
     human = read_rows(generated / "corpus" / "human.jsonl")
     ids = [row["_id"] for row in human]
@@ -229,6 +230,7 @@ def test_a_real_two_llm_run_loads_as_a_multi_source_folder(generated: Path, smal
     assert card.text.lstrip().startswith("# co*cktail-style dataset from ")
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_repeats_no_call_and_writes_the_same_files(generated: Path, small_corpus: Path,
                                                                        tmp_path: Path) -> None:
     out = tmp_path / "killed"
@@ -316,6 +318,7 @@ def test_progress_bar_follows_show_progress(small_corpus: Path, tmp_path: Path,
         assert ("rewrites" in capfd.readouterr().err) == show_progress
 
 
+@pytest.mark.slow
 def test_the_generated_folder_gives_relative_delta_through_the_bias_command(generated: Path, tmp_path: Path) -> None:
     from airbench_mteb.commands import bias as bias_command
 
@@ -351,6 +354,7 @@ def quality_folder(generated: Path, tmp_path_factory: pytest.TempPathFactory) ->
     return out
 
 
+@pytest.mark.slow
 def test_quality_report(generated: Path, quality_folder: Path) -> None:
     figures = json.loads((quality_folder / "report.json").read_text())
     human = {row["_id"]: row["text"] for row in read_rows(generated / "corpus" / "human.jsonl")}
@@ -377,6 +381,7 @@ def test_quality_report(generated: Path, quality_folder: Path) -> None:
     assert set(figures["plots"]) == QUALITY_PLOTS
 
 
+@pytest.mark.slow
 def test_quality_plots_are_redrawn_through_the_report_registry(quality_folder: Path, tmp_path: Path) -> None:
     from airbench_mteb.report import PLOTS, ReportRequest, write_report
 
@@ -421,6 +426,7 @@ def rewrites(out: Path, source: str) -> dict[str, tuple[str, str]]:
     return {row["_id"]: (row["metadata"]["rewrite"], row["text"]) for row in read_rows(out / "corpus" / f"{source}.jsonl")}
 
 
+@pytest.mark.slow
 def test_same_named_llms_on_two_endpoints_each_get_their_own_text(two_servers: tuple[str, str], small_corpus: Path,
                                                                  tmp_path: Path) -> None:
     from airbench_mteb.cli import main
@@ -456,6 +462,7 @@ def account_total(out: Path, field: str) -> int:
     return sum(account[field] for account in json.loads((out / "run_account.json").read_text()).values())
 
 
+@pytest.mark.slow
 def test_sigkill_with_calls_in_flight_repeats_only_unanswered_calls_and_writes_no_key(
         two_servers: tuple[str, str], small_corpus: Path, tmp_path: Path) -> None:
     with CountingProxy(two_servers[0]) as proxy:

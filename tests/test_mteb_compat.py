@@ -124,6 +124,7 @@ def _outcome(process: subprocess.Popen[str], root: Path) -> tuple[Any, dict[str,
     return json.loads(out.splitlines()[-1]), files
 
 
+@pytest.mark.slow
 def test_mteb_own_task_behaves_as_with_stock_mteb(tmp_path: Path) -> None:
     stock_root, plugin_root = tmp_path / "stock", tmp_path / "plugin"
     stock, plugin = _evaluate_mock(stock_root), _evaluate_mock(plugin_root, "--plugin")

@@ -65,6 +65,7 @@ def test_register_dataset_refuses_an_official_version(version: str, catalog: Pat
     assert len(airbench_entries()) == AIRBENCH_DATASETS
 
 
+@pytest.mark.slow
 def test_official_benchmarks_keep_their_tasks_whatever_the_user_catalog_holds(tmp_path: Path) -> None:
     """A catalog written before the check (or by hand) with official versions: those entries are skipped."""
     catalog = tmp_path / "catalog.json"
@@ -189,6 +190,7 @@ def test_an_unreadable_user_catalog_leaves_the_packaged_tasks_with_a_warning(cat
         assert len(airbench_entries()) == AIRBENCH_DATASETS
 
 
+@pytest.mark.slow
 def test_import_mteb_registers_every_plugin_task_despite_broken_user_entries(tmp_path: Path) -> None:
     catalog = tmp_path / "catalog.json"
     _broken_catalog(catalog, tmp_path)

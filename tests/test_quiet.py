@@ -33,6 +33,7 @@ def test_a_quiet_bm25_evaluation_prints_no_bar(monkeypatch: pytest.MonkeyPatch,
     assert quiet_score == loud_score > 0
 
 
+@pytest.mark.slow
 def test_a_quiet_e5_encode_draws_no_bar(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(SAMPLE_DATA))
     monkeypatch.setenv("AIRBENCH_MTEB_EMBEDDING_CACHE", "0")  # encode for real, every time

@@ -164,6 +164,7 @@ def cluster_encode(ray_head: tuple[str, int], airbench_mirror: Path, tmp_path_fa
     return summary, killer, root
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_way_is_replaced_and_nothing_is_encoded_twice(cluster_encode: Any) -> None:
     summary, killer, root = cluster_encode
     assert killer.killed is not None, "no worker was killed"
@@ -197,6 +198,7 @@ def _evaluate(root: Path | str, monkeypatch: pytest.MonkeyPatch, mirror: Path) -
     return {r.task_name: r.scores for r in results}, sum(documents)
 
 
+@pytest.mark.slow
 def test_a_later_run_encodes_no_document_and_scores_like_a_plain_run(
         cluster_encode: Any, airbench_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _, _, root = cluster_encode
@@ -211,6 +213,7 @@ def test_a_later_run_encodes_no_document_and_scores_like_a_plain_run(
                 assert got[key] == pytest.approx(subset_scores[key], abs=1e-6), (task, split, key)
 
 
+@pytest.mark.slow
 def test_rerun_encodes_only_the_chunks_that_never_reached_the_cache(
         cluster_encode: Any, ray_head: tuple[str, int], airbench_mirror: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -233,6 +236,7 @@ def test_rerun_encodes_only_the_chunks_that_never_reached_the_cache(
     assert len(_keys(_document_shards(partial))) == DISTINCT_DOCUMENTS
 
 
+@pytest.mark.slow
 def test_corpora_travel_as_arrow_files_or_through_the_object_store(ray_head: tuple[str, int], use_mirror: Path) -> None:
     import ray
     from datasets import Dataset
@@ -259,6 +263,7 @@ def test_corpora_travel_as_arrow_files_or_through_the_object_store(ray_head: tup
         ray.shutdown()
 
 
+@pytest.mark.slow
 def test_an_error_in_a_worker_reaches_the_user_as_its_own_one_line_message(
         ray_head: tuple[str, int], use_mirror: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(DatasetError) as caught:
@@ -269,6 +274,7 @@ def test_an_error_in_a_worker_reaches_the_user_as_its_own_one_line_message(
     assert "Traceback" not in capfd.readouterr().err
 
 
+@pytest.mark.slow
 def test_gpus_no_node_has_are_a_one_line_error_not_a_silent_wait(ray_head: tuple[str, int], use_mirror: Path,
                                                                   tmp_path: Path) -> None:
     # the head has 2 CPUs and no GPU: Ray would keep the actor pending forever
@@ -339,6 +345,7 @@ def test_a_model_that_is_not_an_encoder_is_refused_up_front(capsys: pytest.Captu
     assert "airbench-mteb/bm25" in err and "not an encoder" in err
 
 
+@pytest.mark.slow
 def test_the_summary_counts_only_vectors_read_back_from_the_cache_folder(
         use_mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker, run in this process: writes that fail after the start-up check (a full disk) keep the

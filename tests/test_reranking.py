@@ -78,6 +78,7 @@ def test_names_carry_both_models() -> None:
     assert split_reranked_name("airbench-mteb/bm25") == ("airbench-mteb/bm25", None)
 
 
+@pytest.mark.slow
 def test_airbench_run_reranks_dev_and_closed_book_test_like_an_independent_rerank(
         first_stage: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(first_stage.mirror))
@@ -116,6 +117,7 @@ def test_airbench_run_reranks_dev_and_closed_book_test_like_an_independent_reran
     assert test["search_results"] == saved["default"]["test"]
 
 
+@pytest.mark.slow
 def test_cocktail_bm25_top_k_reranked_by_minilm_matches_an_independent_rerank_and_mteb_route(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # e5's 4-bit engine encodes about a document a second here, too slow for co*cktail's long news articles in
@@ -167,6 +169,7 @@ def test_missing_first_stage_is_an_error_naming_the_file(first_stage: Run, tmp_p
                       [mteb.get_task(NEWS_EN, eval_splits=["dev"])], cache=None, show_progress_bar=False)
 
 
+@pytest.mark.slow
 def test_llm_yes_no_reranker_rescores_the_first_stage_candidates(first_stage: Run, tmp_path: Path) -> None:
     from airbench_mteb.models.rerankers import LLM_RERANKER
 

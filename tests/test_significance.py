@@ -140,6 +140,7 @@ def _monte_carlo(p: float, n: int = 9999) -> float:
 
 # --- the results: intervals, kept scores, MTEB's readers -----------------------------------------------------------
 
+@pytest.mark.slow
 def test_results_carry_intervals_that_mtebs_readers_read_without_warnings(runs: Runs) -> None:
     import mteb
 
@@ -181,6 +182,7 @@ def test_kept_scores_merge_splits_of_the_same_data_and_replace_those_of_other_da
     assert write_kept("Task", "files-b", results) is None  # another model's scores never go beside this file
 
 
+@pytest.mark.slow
 def test_main_scores_are_unchanged_and_no_interval_is_written_with_intervals_off(runs: Runs) -> None:
     for task in SCORED:
         with_ci, without = _score_dict(runs.root, BM25, task), _score_dict(runs.no_ci, BM25, task)
@@ -189,6 +191,7 @@ def test_main_scores_are_unchanged_and_no_interval_is_written_with_intervals_off
         assert list((runs.no_ci / "results").rglob(f"{task}.per_query.json.gz"))  # still kept
 
 
+@pytest.mark.slow
 def test_kept_per_query_scores_are_pytrec_eval_on_the_prediction_files(runs: Runs) -> None:
     from airbench_mteb.data.per_query import read_kept
 
@@ -207,6 +210,7 @@ def test_kept_per_query_scores_are_pytrec_eval_on_the_prediction_files(runs: Run
                                                                   abs=1e-5)
 
 
+@pytest.mark.slow
 def test_results_intervals_agree_with_scipy_bootstrap(runs: Runs) -> None:
     task, (_, _, main_score) = COCKTAIL, SCORED[COCKTAIL]
     scores = _score_dict(runs.root, MINILM, task)
@@ -228,6 +232,7 @@ def report(runs: Runs):
     return significance(runs.root, [BM25, MINILM], tasks=list(SCORED), metrics=["main_score", "ndcg_at_10"])
 
 
+@pytest.mark.slow
 def test_significance_agrees_with_an_independent_scipy_computation(runs: Runs, report) -> None:
     # main score and nDCG@10 per task; the AIR-Bench task's main score is nDCG@10, compared once
     assert report.family_size == len(report.comparisons) == 3
@@ -256,6 +261,7 @@ def test_significance_agrees_with_an_independent_scipy_computation(runs: Runs, r
     np.testing.assert_allclose(np.array([c.p_adjusted for c in report.comparisons])[order], holm)
 
 
+@pytest.mark.slow
 def test_significance_command_writes_the_issues_json_and_the_tables(runs: Runs, report, tmp_path: Path) -> None:
     out = tmp_path / "out"
     code = main(["significance", "--results", str(runs.root), "-m", BM25, "all-MiniLM-L6-v2", "-t", *SCORED,
@@ -277,6 +283,7 @@ def test_significance_command_writes_the_issues_json_and_the_tables(runs: Runs, 
     assert markdown.count("<sup>") == len(significant)
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_bytes(runs: Runs, tmp_path: Path) -> None:
     from airbench_mteb.report.significance import significance, write_significance
 
@@ -287,6 +294,7 @@ def test_the_same_seed_gives_the_same_bytes(runs: Runs, tmp_path: Path) -> None:
     assert files[0] == files[1]
 
 
+@pytest.mark.slow
 def test_benchmark_level_mean_interval_test_and_rank_intervals(runs: Runs) -> None:
     import mteb
 
@@ -373,6 +381,7 @@ def _scipy_delta_difference_p(human_a, llm_a, human_b, llm_b) -> float:
                                   n_resamples=9999, rng=np.random.default_rng(1)).pvalue
 
 
+@pytest.mark.slow
 def test_significance_compares_two_models_source_bias_as_an_independent_scipy_computation(bias_runs: Path,
                                                                                           tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -416,6 +425,7 @@ def test_significance_compares_two_models_source_bias_as_an_independent_scipy_co
     assert [r["metric"] for r in rows if r["level"] == "source_bias"] == [c["metric"] for c in bias["comparisons"]]
 
 
+@pytest.mark.slow
 def test_subsets_a_model_was_not_scored_on_are_left_out_with_a_note(runs: Runs, tmp_path: Path) -> None:
     import mteb
 

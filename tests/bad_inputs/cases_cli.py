@@ -149,9 +149,9 @@ CASES = [
     Case("cli-run-env-cache-a-file", argv=_run(), env={"AIRBENCH_MTEB_CACHE": A_FILE}, error="$AIRBENCH_MTEB_CACHE"),
     # the same variables in mteb's own command line: one line, no traceback
     Case("cli-mteb-run-env-data-dir-a-file", call=_stock_mteb(DATA_DIR_ENV, None, "IRSCPartRetrieval"),
-         check=_one_line_naming(DATA_DIR_ENV)),
+         check=_one_line_naming(DATA_DIR_ENV), slow=True),
     Case("cli-mteb-run-env-keep-titles-maybe", call=_stock_mteb(KEEP_TITLES_ENV, "maybe", "CocktailNFCorpus"),
-         check=_one_line_naming(ONE_LINE_KEEP_TITLES)),
+         check=_one_line_naming(ONE_LINE_KEEP_TITLES), slow=True),
     # settings read right
     Case("cli-settings-keep-titles-yes", call=_settings("keep_titles"), env={KEEP_TITLES_ENV: " Yes "},
          check=_is(True)),

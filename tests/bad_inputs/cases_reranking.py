@@ -339,7 +339,7 @@ CASES = [
     Case("rerank-top-k-beyond-the-candidates", argv=_rerank(_shared, "--rerank-top-k", "1000000000"),
          check=_bm25_keeps_the_top(1000)),
     Case("rerank-minilm-top-5", argv=_rerank(_shared, "--rerank-top-k", "5", reranker=MINILM),
-         check=_minilm_matches_an_independent_rerank),
+         check=_minilm_matches_an_independent_rerank, slow=True),
     Case("rerank-closed-book-records-the-depth-kept", argv=_rerank(_shared, "--rerank-top-k", "10", split="test"),
          check=_closed_book_keeps_10),
     Case("rerank-query-the-first-stage-found-nothing-for",

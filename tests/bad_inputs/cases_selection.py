@@ -83,5 +83,6 @@ CASES = [
     Case("cli-export-beir-subset-bogus", argv=_export("--subsets", "bogus"), error="--subsets bogus"),
     Case("cli-export-beir-split-bogus", argv=_export("--splits", "bogus"), error="--splits bogus"),
     # mteb's own command line with an unreadable switch of the start-up hook: its one line, exit 2
-    Case("cli-mteb-run-env-no-hook-maybe", call=_stock_mteb_without_hook, check=_one_line_and_exit_2),
+    Case("cli-mteb-run-env-no-hook-maybe", call=_stock_mteb_without_hook, check=_one_line_and_exit_2,
+         slow=True),
 ]

@@ -49,6 +49,8 @@ class Case:
     error: str | Callable[[Workspace], str] | None = None
     check: Callable[[Workspace, Any], None] | None = None
     env: dict[str, str] = field(default_factory=dict)
+    # runs `mteb run` in a process or a model over a corpus: left out by `pytest -m "not slow"`
+    slow: bool = False
 
     def __post_init__(self) -> None:
         if (self.argv is None) == (self.call is None):
