@@ -52,7 +52,7 @@ def test_mteb_run_scores_dev_saves_test_and_the_package_reproduces_dev(
     assert marker["predictions"] == str(predictions / f"{NEWS_EN}_predictions.json")
     message = [r.getMessage() for r in caplog.records if "no qrels here" in r.getMessage()]
     assert len(message) == 1 and "package-submission" in message[0] and "\n" not in message[0]
-    assert f"top {kept} of 12 queries" in message[0]
+    assert f"the top {kept} of each of its 12 queries" in message[0]
 
     capsys.readouterr()
     assert main(["package-submission", "--predictions", str(predictions), "--out", str(tmp_path / "zip"),
@@ -111,7 +111,7 @@ def test_a_closed_book_run_says_the_same_in_its_log_and_its_summary(
     (logged,) = [r.getMessage() for r in caplog.records if "no qrels here" in r.getMessage()]
     (summary,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(NEWS_EN)]
     kept = max(len(docs) for docs in json.loads(predictions.read_text())["default"]["test"].values())
-    said = f"searched, top {kept} of 12 queries saved in {predictions}"
+    said = f"searched, the top {kept} of each of its 12 queries saved in {predictions}"
     assert said in logged and f"test closed-book, not scored: {said}" in summary
 
 

@@ -165,6 +165,7 @@ def test_zip_without_the_dataset_folder(tmp_path: Path) -> None:
     assert list((tmp_path / "cache").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_hub_folder_uses_the_unpacked_cache_and_reports_an_unreachable_hub(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRBENCH_MTEB_CACHE", str(tmp_path / "cache"))

@@ -135,6 +135,7 @@ def oracle_filtered(frame: pd.DataFrame, task_type: str, domains: set[str], lang
 
 # --- the table equals the leaderboard's code ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_table_equals_what_the_leaderboards_code_computes_from_the_files_the_command_wrote(runs: Runs) -> None:
     raw = load_raw(runs.out)
     assert len(raw) == 4  # one file per retriever/reranker, each with its own timestamp
@@ -167,6 +168,7 @@ def test_the_table_equals_what_the_leaderboards_code_computes_from_the_files_the
     assert qa[RERANKED]["cells"]["news_zh"]["value"] != qa[(MINILM, "NoReranker")]["cells"]["news_zh"]["value"]
 
 
+@pytest.mark.slow
 def test_markdown_and_csv_hold_the_same_table(runs: Runs) -> None:
     qa = runs.data["tabs"]["qa"]["metrics"]["ndcg_at_10"]["rows"]
     markdown = (runs.out / "leaderboard.md").read_text(encoding="utf-8")
@@ -180,6 +182,7 @@ def test_markdown_and_csv_hold_the_same_table(runs: Runs) -> None:
                              for t in tab["metrics"].values())
 
 
+@pytest.mark.slow
 def test_a_filter_recomputes_the_average_as_the_leaderboard_does(runs: Runs) -> None:
     board = leaderboard(runs.results, split="dev", n_resamples=RESAMPLES)
     raw = load_raw(runs.out)
@@ -219,6 +222,7 @@ def _kept(results: Path, model: str, task: str, metric: str) -> tuple[list[str],
     return sorted(scores["query_ids"]), np.asarray(scores["metrics"][metric], dtype=float)[order]
 
 
+@pytest.mark.slow
 def test_intervals_agree_with_scipys_bootstrap_of_the_per_query_files(runs: Runs) -> None:
     board = leaderboard(runs.results, split="dev", n_resamples=9999)
     tab = board.tab("qa")
@@ -260,6 +264,7 @@ def _exact_sign_flip_p(per_task_a: list[np.ndarray], per_task_b: list[np.ndarray
     return count / 2**d.size
 
 
+@pytest.mark.slow
 def test_rank_groups_are_adjacent_sign_flip_tests_holm_adjusted(runs: Runs) -> None:
     board = leaderboard(runs.results, split="dev", n_resamples=9999)
     tab = board.tab("qa")
@@ -296,6 +301,7 @@ def test_a_row_significantly_below_the_one_above_starts_a_group() -> None:
 
 # --- closed-book test split ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_closed_book_test_split_is_marked_and_never_a_number(tmp_path: Path, airbench_mirror: Path) -> None:
     import mteb
 
@@ -328,6 +334,7 @@ def test_a_closed_book_test_split_is_marked_and_never_a_number(tmp_path: Path, a
 
 # --- errors and reruns --------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_naming_the_culprit(runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     cases = [(["--benchmark", "MTEB(eng, v2)"], "is not one AIR-Bench version"),
              (["--benchmark", "NoSuchBenchmark"], "unknown benchmark"),
@@ -344,6 +351,7 @@ def test_bad_input_is_one_line_naming_the_culprit(runs: Runs, tmp_path: Path, ca
         leaderboard(runs.results, benchmark="MTEB(eng, v2)")
 
 
+@pytest.mark.slow
 def test_a_rerun_replaces_the_result_files_it_wrote(runs: Runs, tmp_path: Path) -> None:
     out = tmp_path / "board"
     shutil.copytree(runs.out, out)
@@ -391,6 +399,7 @@ def _text(average: float | None) -> str:
     return "–" if average is None else ("-1" if average == -1 else f"{average:.2f}")
 
 
+@pytest.mark.slow
 def test_the_page_filters_recompute_the_average_in_a_browser(runs: Runs, browser, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -430,6 +439,7 @@ def test_the_page_filters_recompute_the_average_in_a_browser(runs: Runs, browser
     assert browser.get_screenshot_as_png()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_the_pages_average_and_rank_equal_pythons_on_generated_rows(browser, runs: Runs) -> None:
     browser.get((runs.out / "leaderboard.html").as_uri())
     rng = np.random.default_rng(0)

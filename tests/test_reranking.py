@@ -302,7 +302,7 @@ def test_a_closed_book_rerank_records_the_depth_it_kept(first_stage: Run, tmp_pa
     (result_file,) = (tmp_path / "R").glob(f"results/*/*/{NEWS_EN}.json")
     assert json.loads(result_file.read_text())["scores"]["test"][0]["closed_book"]["top_k"] == 10
     (message,) = [r.getMessage() for r in caplog.records if "no qrels here" in r.getMessage()]
-    assert "top 10 of 12 queries" in message
+    assert "the top 10 of each of its 12 queries" in message
 
 
 def test_a_first_stage_rerun_with_cached_results_still_writes_its_rankings(use_mirror: Path, tmp_path: Path,

@@ -23,6 +23,8 @@ from airbench_mteb.report.bias import bias_summary_table
 from tests.conftest import SAMPLE_DATA
 from tests.tie_oracle import ndcg_oracle
 
+pytestmark = pytest.mark.slow  # one module fixture runs the bias command on the shipped data
+
 HUMAN, LLM = "human", "llama-2-7b-chat-tmp0.2"  # corpus file stems: mixed ids are <id>-<stem>
 
 

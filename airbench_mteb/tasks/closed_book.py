@@ -31,7 +31,7 @@ def searched(kept: int, queries: int, predictions: str | None) -> str:
     """What became of a closed-book split's search, as the run's log and its summary both say it."""
     if predictions is None:
         return "not searched (no --prediction-folder to keep its rankings)"
-    return f"searched, top {kept} of {queries} queries saved in {predictions}"
+    return f"searched, the top {kept} of each of its {queries} queries saved in {predictions}"
 
 
 def _how_to_submit(task: HookedRetrievalTask, prediction_folder: Path | None) -> str:
