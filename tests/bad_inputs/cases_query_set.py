@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytrec_eval
 
-from tests.bad_inputs.framework import Case, Workspace, shared_data
+from tests.bad_inputs.framework import Case, Workspace, mutated_results, results_copy, shared_data
 
 TASK = "AIR-Bench_24.05_qa_healthcare_en"
 BM25 = "airbench-mteb/bm25"
@@ -96,11 +95,7 @@ def _shared(ws: Workspace) -> Path:
 
 
 def _copy(ws: Workspace) -> Path:
-    """A copy of the shared results folder this case may change."""
-    copy = ws.tmp / "results"
-    if not copy.exists():
-        shutil.copytree(_shared(ws) / "results", copy)
-    return copy
+    return results_copy(ws, "query_set_results")
 
 
 def _edit_kept(path: Path, change: Callable[[dict], None]) -> None:
@@ -116,11 +111,7 @@ def _edit_result(path: Path, change: Callable[[dict], None]) -> None:
 
 
 def _mutated(mutate: Callable[[Path], None]) -> Callable[[Workspace], Path]:
-    def root(ws: Workspace) -> Path:
-        copy = _copy(ws)
-        mutate(copy)
-        return copy
-    return root
+    return mutated_results("query_set_results", mutate)
 
 
 def _swap_two_queries(root: Path) -> None:

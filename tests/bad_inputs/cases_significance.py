@@ -13,7 +13,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from tests.bad_inputs.framework import Case, Workspace, shared_data
+from tests.bad_inputs.framework import Case, Workspace, mutated_results, results_copy, shared_data
 
 TASK = "AIR-Bench_24.05_qa_healthcare_en"
 BM25 = "airbench-mteb/bm25"
@@ -54,11 +53,7 @@ def _shared(ws: Workspace) -> Path:
 
 
 def _copy(ws: Workspace) -> Path:
-    """A copy of the shared results this case may change."""
-    copy = ws.tmp / "results"
-    if not copy.exists():
-        shutil.copytree(_shared(ws), copy)
-    return copy
+    return results_copy(ws, "significance_results")
 
 
 def _files(root: Path, suffix: str) -> list[Path]:
@@ -96,11 +91,7 @@ def _argv(root: Callable[[Workspace], Path], *options: str) -> Callable[[Workspa
 
 
 def _mutated(mutate: Callable[[Path], None]) -> Callable[[Workspace], Path]:
-    def root(ws: Workspace) -> Path:
-        copy = _copy(ws)
-        mutate(copy)
-        return copy
-    return root
+    return mutated_results("significance_results", mutate)
 
 
 def _without_kept(root: Path) -> None:

@@ -20,6 +20,7 @@ import contextlib
 import io
 import logging
 import os
+import shutil
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -97,6 +98,23 @@ def shared_data(name: str) -> Callable[[Callable[[Path], Any]], Callable[[Path],
         Workspace.builders[name] = builder
         return builder
     return register
+
+
+def results_copy(ws: Workspace, shared: str) -> Path:
+    """The case's own copy of the ``results`` folder of the shared data ``shared``, which the case may change."""
+    copy = ws.tmp / "results"
+    if not copy.exists():
+        shutil.copytree(ws.shared(shared) / "results", copy)
+    return copy
+
+
+def mutated_results(shared: str, mutate: Callable[[Path], None]) -> Callable[[Workspace], Path]:
+    """A case's results folder: :func:`results_copy` of ``shared``, changed by ``mutate``."""
+    def root(ws: Workspace) -> Path:
+        copy = results_copy(ws, shared)
+        mutate(copy)
+        return copy
+    return root
 
 
 def error_family() -> tuple[type[BaseException], ...]:
