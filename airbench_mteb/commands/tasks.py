@@ -9,6 +9,9 @@ from typing import Any
 from mteb import AbsTask
 
 
+FAMILIES = ("airbench", "cocktail", "irsc")  # the modules of airbench_mteb.tasks that declare task classes
+
+
 def task_family(task: AbsTask) -> str:
     return type(task).__module__.rsplit(".", 1)[-1]
 
@@ -53,5 +56,5 @@ def list_tasks(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("tasks", help="list every task of the plugin")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
-    parser.add_argument("--family", help="only this family (airbench, cocktail, irsc)")
+    parser.add_argument("--family", choices=FAMILIES, help="only this family")
     parser.set_defaults(func=list_tasks)

@@ -186,6 +186,9 @@ CASES = [
          env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
          error="on a machine that reaches it, `airbench-mteb download --data-dir DIR` fills a mirror; copy DIR here",
          slow=True),
+    # a family that does not exist listed "0 tasks" and exited 0
+    Case("cli-tasks-unknown-family", argv=lambda ws: ["tasks", "--family", "nope"],
+         error="argument --family: invalid choice: 'nope'"),
     Case("cli-download-no-such-version",
          argv=lambda ws: ["download", "--data-dir", str(ws.tmp / "mirror"), "--version", "AIR-Bench_99.01"],
          error="--version AIR-Bench_99.01"),
