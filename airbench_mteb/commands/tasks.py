@@ -8,7 +8,6 @@ from typing import Any
 
 from mteb import AbsTask
 
-
 FAMILIES = ("airbench", "cocktail", "irsc")  # the modules of airbench_mteb.tasks that declare task classes
 
 
