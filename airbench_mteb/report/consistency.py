@@ -47,7 +47,7 @@ from airbench_mteb.report.kept_scores import (
 )
 from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.text_format import p_text
-from airbench_mteb.settings import CI_RESAMPLES_RANGE
+from airbench_mteb.settings import resampling_problem
 
 GENERATED, WITHOUT_QC, HUMAN = "generated", "without QC", "human"
 DEFAULT_METRIC = "ndcg_at_10"  # the paper's; main scores differ between families (co*cktail's is NDCG@1)
@@ -204,14 +204,11 @@ def _check_options(models: Sequence[str], subsets: int, subset_size: int, n_resa
                    level: float, method: str) -> None:
     if len(set(models)) < MIN_MODELS:
         raise ConsistencyError(f"a rank agreement needs at least {MIN_MODELS} different models, got {list(models)!r}")
-    low, high = CI_RESAMPLES_RANGE
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or not low <= n_resamples <= high:
-        raise ConsistencyError(f"{n_resamples!r} resamples: give a whole number from {low:,} to {high:,}")
+    if problem := resampling_problem(n_resamples, seed):
+        raise ConsistencyError(problem)
     for name, value in (("subsets", subsets), ("subset size", subset_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConsistencyError(f"{name} {value!r} is not a whole number >= 1")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConsistencyError(f"seed {seed!r} is not a whole number >= 0")
     if not 0 < level < 1:
         raise ConsistencyError(f"level {level!r} is not between 0 and 1")
     if method not in METHODS:

@@ -44,7 +44,7 @@ from airbench_mteb.report.leaderboard.uncertainty import (
     rank_groups,
 )
 from airbench_mteb.report.results import ModelTaskResult
-from airbench_mteb.settings import CI_RESAMPLES_RANGE
+from airbench_mteb.settings import resampling_problem
 
 SPLITS = ("dev", "test")
 LEVEL = 0.95
@@ -65,11 +65,8 @@ class TabData:
 def check_options(split: str, n_resamples: int, seed: int, alpha: float) -> None:
     if split not in SPLITS:
         raise OptionError(f"split {split!r}: the leaderboard has {' and '.join(SPLITS)}")
-    low, high = CI_RESAMPLES_RANGE
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or not low <= n_resamples <= high:
-        raise OptionError(f"{n_resamples!r} resamples: give a whole number from {low:,} to {high:,}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise OptionError(f"seed {seed!r} is not a whole number >= 0")
+    if problem := resampling_problem(n_resamples, seed):
+        raise OptionError(problem)
     if not 0 < alpha < 1:
         raise OptionError(f"alpha {alpha!r} is not between 0 and 1")
 

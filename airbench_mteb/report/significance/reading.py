@@ -34,7 +34,7 @@ from airbench_mteb.metrics.per_query import stored_decimals
 from airbench_mteb.metrics.significance import CORRECTIONS
 from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.significance.records import SignificanceError
-from airbench_mteb.settings import CI_RESAMPLES_RANGE
+from airbench_mteb.settings import resampling_problem
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 
 if TYPE_CHECKING:
@@ -49,11 +49,8 @@ def check_options(models: Sequence[str], correction: str, n_resamples: int, seed
         raise SignificanceError(f"a comparison needs at least two different models, got {list(models)!r}")
     if correction not in CORRECTIONS:
         raise SignificanceError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
-    low, high = CI_RESAMPLES_RANGE
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or not low <= n_resamples <= high:
-        raise SignificanceError(f"{n_resamples!r} resamples: give a whole number from {low:,} to {high:,}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise SignificanceError(f"seed {seed!r} is not a whole number >= 0")
+    if problem := resampling_problem(n_resamples, seed):
+        raise SignificanceError(problem)
     for name, value in (("alpha", alpha), ("level", level)):
         if not 0 < value < 1:
             raise SignificanceError(f"{name} {value!r} is not between 0 and 1")
