@@ -12,6 +12,7 @@ variable                        setting
 ``AIRBENCH_MTEB_DATA_DIR``      ``data_dir``: local mirror root (else the hub)
 ``AIRBENCH_MTEB_CACHE``         ``cache_dir``: hub zips unpacked (``~/.cache/airbench_mteb``)
 ``AIRBENCH_MTEB_EMBEDDING_CACHE`` ``embedding_cache``: content-keyed vectors; ``off`` disables
+``AIRBENCH_MTEB_BM25_INDEX``    ``bm25_index``: content-keyed BM25 indexes (``<cache>/bm25``); ``off``: one per process
 ``AIRBENCH_MTEB_CATALOG``       ``user_catalog``: datasets added with ``register-dataset``
 ``AIRBENCH_MTEB_KEEP_TITLES``   ``keep_titles``: keep document titles in co*cktail corpora (``1``/``0``, ...)
 ``AIRBENCH_MTEB_CI``            ``ci``: confidence intervals in results, ``bca`` (default), ``percentile`` or ``off``
@@ -38,6 +39,7 @@ from typing import Any
 DATA_DIR_ENV = "AIRBENCH_MTEB_DATA_DIR"
 CACHE_ENV = "AIRBENCH_MTEB_CACHE"
 EMBEDDING_CACHE_ENV = "AIRBENCH_MTEB_EMBEDDING_CACHE"
+BM25_INDEX_ENV = "AIRBENCH_MTEB_BM25_INDEX"
 USER_CATALOG_ENV = "AIRBENCH_MTEB_CATALOG"
 KEEP_TITLES_ENV = "AIRBENCH_MTEB_KEEP_TITLES"
 LLM_API_KEY_ENV = "AIRBENCH_MTEB_LLM_API_KEY"
@@ -81,6 +83,7 @@ class Settings:
     data_dir: Path | None = None
     cache_dir: Path = DEFAULT_CACHE_DIR
     embedding_cache: Path | None = DEFAULT_EMBEDDING_CACHE  # None: switched off
+    bm25_index: Path | None = DEFAULT_CACHE_DIR / "bm25"  # None: switched off (each process indexes anew)
     user_catalog: Path = DEFAULT_USER_CATALOG
     keep_titles: bool = False
     ci: str | None = CI_METHODS[0]  # the bootstrap method of the results' intervals; None: no intervals
@@ -100,14 +103,16 @@ class Settings:
             raise SettingsError(f"the data directory {self.data_dir} is not a folder (--data-dir or ${DATA_DIR_ENV})")
         if self.cache_dir.exists() and not self.cache_dir.is_dir():
             raise SettingsError(f"the cache {self.cache_dir} is not a folder (${CACHE_ENV})")
+        if self.bm25_index is not None and self.bm25_index.exists() and not self.bm25_index.is_dir():
+            raise SettingsError(f"the BM25 index cache {self.bm25_index} is not a folder (${BM25_INDEX_ENV})")
         if not isinstance(self.keep_titles, bool):
             raise SettingsError(f"keep_titles must be True or False, got {self.keep_titles!r} (${KEEP_TITLES_ENV})")
 
     def _paths_as_paths(self) -> None:
         """``configure(data_dir="...")`` from a script: a str or other path-like becomes a Path; anything else is refused."""
-        for name in ("data_dir", "cache_dir", "embedding_cache", "user_catalog"):
+        for name in ("data_dir", "cache_dir", "embedding_cache", "bm25_index", "user_catalog"):
             value = getattr(self, name)
-            if value is None and name in ("data_dir", "embedding_cache"):
+            if value is None and name in ("data_dir", "embedding_cache", "bm25_index"):
                 continue
             if not isinstance(value, (str, os.PathLike)):
                 raise SettingsError(f"{name} must be a path, got {value!r} (${_VARIABLES[name]})")
@@ -118,10 +123,13 @@ class Settings:
         """Every variable read and checked: the first that cannot be used raises a SettingsError naming it."""
         env = os.environ if environ is None else environ
         embedding_value = env.get(EMBEDDING_CACHE_ENV, "").strip()
+        cache_dir = _path(env.get(CACHE_ENV)) or DEFAULT_CACHE_DIR
+        bm25_value = env.get(BM25_INDEX_ENV, "").strip()
         return cls(
             data_dir=_path(env.get(DATA_DIR_ENV)),
-            cache_dir=_path(env.get(CACHE_ENV)) or DEFAULT_CACHE_DIR,
+            cache_dir=cache_dir,
             embedding_cache=None if embedding_value.lower() in _OFF else _path(embedding_value) or DEFAULT_EMBEDDING_CACHE,
+            bm25_index=None if bm25_value.lower() in _OFF else _path(bm25_value) or cache_dir / "bm25",
             user_catalog=_user_catalog(env),
             keep_titles=_yes_or_no(env, KEEP_TITLES_ENV, default=False),
             ci=_ci_method(env.get(CI_ENV)),
@@ -167,6 +175,7 @@ def _whole_number(value: str | None, variable: str, default: int) -> int:
 
 # the variable each setting is read from
 _VARIABLES = {"data_dir": DATA_DIR_ENV, "cache_dir": CACHE_ENV, "embedding_cache": EMBEDDING_CACHE_ENV,
+              "bm25_index": BM25_INDEX_ENV,
               "user_catalog": USER_CATALOG_ENV, "keep_titles": KEEP_TITLES_ENV, "ci": CI_ENV,
               "ci_resamples": CI_RESAMPLES_ENV}
 _configured: Settings | None = None

@@ -30,8 +30,10 @@ def vocabulary(tokenizer_dir: Path | None = None) -> np.ndarray:
                      and word.islower()])
 
 
-def write_mirror(root: Path, documents: int, queries: int, seed: int = 0, tokenizer_dir: Path | None = None) -> None:
-    """Corpus, dev queries and dev qrels as the hub layout's JSON-lines files under ``root``."""
+def write_mirror(root: Path, documents: int, queries: int, seed: int = 0, tokenizer_dir: Path | None = None,
+                 passage_words: tuple[int, int] = WORDS) -> None:
+    """Corpus, dev queries and dev qrels as the hub layout's JSON-lines files under ``root``; passages of ``passage_words``
+    words (inclusive range, uniform)."""
     from airbench_mteb.catalog import airbench_entries
     from airbench_mteb.data.airbench_source import mirror_file
 
@@ -51,7 +53,7 @@ def write_mirror(root: Path, documents: int, queries: int, seed: int = 0, tokeni
     with paths["corpus"].open("w", encoding="utf-8") as corpus:
         for start in range(0, documents, 20_000):
             count = min(20_000, documents - start)
-            lengths = rng.integers(WORDS[0], WORDS[1] + 1, size=count)
+            lengths = rng.integers(passage_words[0], passage_words[1] + 1, size=count)
             drawn = rng.choice(len(words), size=int(lengths.sum()), p=zipf)
             ends = np.cumsum(lengths)
             lines = []

@@ -17,8 +17,9 @@ from airbench_mteb import settings
 
 # The suite gives the same results on any machine: the user's own plugin settings (a data folder, CIs off, a
 # cache) and hub access are not read; every test that wants a setting sets it.
-for _variable in (settings.DATA_DIR_ENV, settings.CACHE_ENV, settings.EMBEDDING_CACHE_ENV, settings.USER_CATALOG_ENV,
-                  settings.KEEP_TITLES_ENV, settings.CI_ENV, settings.CI_RESAMPLES_ENV, *settings.API_KEY_VARIABLES):
+for _variable in (settings.DATA_DIR_ENV, settings.CACHE_ENV, settings.EMBEDDING_CACHE_ENV, settings.BM25_INDEX_ENV,
+                  settings.USER_CATALOG_ENV, settings.KEEP_TITLES_ENV, settings.CI_ENV, settings.CI_RESAMPLES_ENV,
+                  *settings.API_KEY_VARIABLES):
     os.environ.pop(_variable, None)
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
@@ -79,6 +80,12 @@ def _isolated_caches(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["AIRBENCH_MTEB_CACHE"] = str(root / "airbench_mteb")
     os.environ["AIRBENCH_MTEB_EMBEDDING_CACHE"] = str(root / "embeddings")
     os.environ["AIRBENCH_MTEB_CATALOG"] = str(root / "user_catalog.json")
+
+
+@pytest.fixture(autouse=True)
+def _own_bm25_indexes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's BM25 indexes in a store of its own: a test that counts index builds sees only its own."""
+    monkeypatch.setenv(settings.BM25_INDEX_ENV, str(tmp_path_factory.mktemp("bm25")))
 
 
 @pytest.fixture(autouse=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, pairwise
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import datasets
@@ -25,10 +26,13 @@ from tqdm.auto import tqdm
 
 from airbench_mteb.data.arrow_corpus import id_positions
 from airbench_mteb.models import segmenters
-from airbench_mteb.models.bm25_index import BM25Index, best_first
+from airbench_mteb.models.bm25_build import IndexCounts, IndexWriter, StringsWriter
+from airbench_mteb.models.bm25_index import BM25Index, best_first, mapped_strings
+from airbench_mteb.models.bm25_store import IndexKey, stored_index
 from airbench_mteb.models.bm25_workers import analysed_batches, available_cores, searched
 from airbench_mteb.models.c_allocator import release_freed_memory
 from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
+from airbench_mteb.models.mapped_pages import page_out
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -107,12 +111,13 @@ class BM25Search:
               encode_kwargs: Any, num_proc: int | None = None, **kwargs: Any) -> None:
         languages = subset_languages(task_metadata, hf_subset)
         show_progress = _show_progress(encode_kwargs)
-        key = _content_key((self.analysis, *languages), corpus)
+        key = IndexKey(_content_key((self.analysis, *languages), corpus),
+                       REVISION if self.analysis == LUCENE else WORDS_REVISION, self.k1, self.b)
         if key in self._indexes:
             self._indexes.move_to_end(key)
             logger.info("BM25: reusing the index of this corpus (%d documents)", len(corpus))
         else:
-            self._indexes[key] = self._build(languages, corpus, show_progress, self._workers(num_proc))
+            self._indexes[key] = self._stored(key, languages, corpus, show_progress, self._workers(num_proc))
             while len(self._indexes) > self.max_indexes:
                 self._indexes.popitem(last=False)
         self._current = self._indexes[key]
@@ -124,7 +129,7 @@ class BM25Search:
         if current is None:
             raise RuntimeError("BM25Search.search called before index()")
         ids, texts = list(queries["id"]), list(queries["text"])
-        term_ids = [current.index.term_ids(current.terms(text)) for text in texts]
+        term_ids = current.index.term_ids_of([current.terms(text) for text in texts])
         reranked = top_ranked or {}
         ranked = searched(current.index, [terms for query_id, terms in zip(ids, term_ids, strict=True)
                                           if query_id not in reranked], top_k, self._workers(num_proc))
@@ -151,22 +156,33 @@ class BM25Search:
         """Processes for analysis and search: as given, else MTEB's ``num_proc``, else every core this process may use."""
         return self.workers or num_proc or available_cores()
 
-    def _build(self, languages: tuple[str, ...], corpus: Any, show_progress: bool, workers: int) -> _Index:
+    def _stored(self, key: IndexKey, languages: tuple[str, ...], corpus: Any, show_progress: bool,
+                workers: int) -> _Index:
+        """The corpus's index from the store (:mod:`~airbench_mteb.models.bm25_store`), built there if it is not."""
         terms = analysis_terms(self.analysis, languages)
-        doc_ids = pa.chunked_array([pc.cast(batch["id"], pa.large_string()) for batch in _arrow_batches(corpus)],
-                                   type=pa.large_string()).combine_chunks()
-        if pc.count_distinct(doc_ids).as_py() != len(doc_ids):
+        stored = stored_index(key, lambda folder: self._write(folder, terms, corpus, show_progress, workers))
+        if stored.built:
+            self.index_builds += 1
+        index = stored.index
+        logger.info("BM25: %s %d documents, %d terms, %.1f MB of index", "indexed" if stored.built else "read",
+                    index.num_documents, len(index.vocabulary), index.nbytes / 1e6)
+        return _Index(terms, stored.doc_ids, index)
+
+    def _write(self, folder: Path, terms: Terms, corpus: Any, show_progress: bool, workers: int) -> IndexCounts:
+        """The corpus's ids and index files, written into ``folder`` in bounded memory (:mod:`bm25_build`)."""
+        with StringsWriter(folder, "doc_ids") as doc_ids:
+            for batch in _arrow_batches(corpus):
+                doc_ids.append(batch["id"])
+        if pc.count_distinct(mapped_strings(folder, "doc_ids", doc_ids.count)).as_py() != doc_ids.count:
             raise ValueError("BM25: the corpus has duplicate document ids")
         n_batches = -(-len(corpus) // _BATCH_ROWS)
-        batches = analysed_batches(terms, _arrow_batches(corpus), min(workers, n_batches))
-        progress = tqdm(batches, total=n_batches, desc="BM25 index corpus", unit="batch", leave=False,
-                        disable=not show_progress)
-        index = BM25Index.from_analysed(progress, k1=self.k1, b=self.b)
-        release_freed_memory()  # the batches the build freed would otherwise stay resident beside the index
-        self.index_builds += 1
-        logger.info("BM25: indexed %d documents, %d terms, %.1f MB of index", index.num_documents,
-                    len(index.vocabulary), index.nbytes / 1e6)
-        return _Index(terms, doc_ids, index)
+        writer = IndexWriter(folder, k1=self.k1, b=self.b)
+        for batch in tqdm(analysed_batches(terms, _arrow_batches(corpus), min(workers, n_batches)), total=n_batches,
+                          desc="BM25 index corpus", unit="batch", leave=False, disable=not show_progress):
+            writer.add(batch)
+        counts = writer.finish()
+        release_freed_memory()  # what the build freed would otherwise stay resident beside the mapped index
+        return counts
 
 
 _BATCH_ROWS = 4096
@@ -178,11 +194,28 @@ def _show_progress(encode_kwargs: Any) -> bool:
 
 
 def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
-    """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow).
+    """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow); the
+    pages of each batch are handed back (:func:`~airbench_mteb.models.mapped_pages.page_out`) once the batches
+    after it that may still be on their way to an analyser have been read, so a pass over the corpus does not
+    keep it resident.
 
     A ``datasets.Dataset`` is read through its own Arrow iterator, which follows a ``select`` or ``filter``
     (an indices mapping over the table) and slices the memory map without a copy where there is none.
     """
+    read: deque[pa.RecordBatch] = deque()
+    for batch in _corpus_batches(corpus):
+        yield batch
+        read.append(batch)
+        if len(read) > _RESIDENT_BATCHES:
+            page_out(read.popleft())
+    for batch in read:
+        page_out(batch)
+
+
+_RESIDENT_BATCHES = 6  # more than the batches in flight to the analysers (2 per worker)
+
+
+def _corpus_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     if isinstance(corpus, datasets.Dataset):
         for table in corpus.with_format("arrow").iter(batch_size=_BATCH_ROWS):
             yield from table.to_batches(max_chunksize=_BATCH_ROWS)

@@ -1,114 +1,72 @@
-"""An Okapi BM25 index built from a stream of tokenised batches, held as numpy arrays (no Python objects per token).
+"""An Okapi BM25 index, read from the files :mod:`~airbench_mteb.models.bm25_build` writes, memory-mapped.
 
 The index is term-major (CSC): for each term, the documents that contain it and their precomputed
-weight ``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with Lucene's
-``idf(t) = log(1 + (N - df + 0.5) / (df + 0.5))`` (as ``bm25s``' "lucene" method and Anserini). As in
-Lucene's BM25Similarity, ``dl`` is the document's length as its one-byte norm stores it (exact below 24,
-then 4 significant bits: see :func:`lucene_length`), while ``avgdl`` is exact; ``N`` and ``avgdl`` count
-only documents with at least one term (Lucene's per-field document count).
-
-Memory: while building, 8 bytes per (document, distinct term) pair and 4 per document, each batch's
-distinct terms as Arrow strings until all batches are in, plus one batch of tokens (10 bytes per pair in
-a batch where some term occurs over 65,535 times in one document); the
-finished index keeps 8 bytes per pair and the vocabulary (a dict, which grows with the number of
-distinct terms, not with the corpus). The two overlap only while one is turned into the
-other, batch by batch.
+weight ``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` (Lucene's, see
+:func:`~airbench_mteb.models.bm25_build.lucene_length`). Every array is a read-only memory map of its file, so
+a search reads only the postings of its queries' terms, and search worker processes share the pages; the
+vocabulary is Arrow strings over the mapped bytes, looked up a whole search's terms at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from itertools import chain
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import chain, pairwise
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import sparse
 
+from airbench_mteb.models.bm25_build import ARRAYS, AnalysedBatch, IndexCounts, IndexWriter
+
 # Postings scored in one sparse product by BM25Index.search (~30 bytes each while a block is scored).
 _BLOCK_ENTRIES = 1 << 22
-# Lucene's SmallFloat.intToByte4: byte values below 24 hold the length itself, the rest a 4-bit float.
-_EXACT_LENGTHS = 24
 
 
-def _merge_vocabularies(vocabularies: list[pa.StringArray], pending: list[_BatchPairs]) -> dict[str, int]:
-    """The corpus vocabulary, ids in order of first occurrence (batch after batch); each batch's local term ids
-    in ``pending`` are overwritten with these ids.
-
-    One Arrow dictionary encoding of every batch's terms end to end assigns ids in order of first
-    appearance: the ids a sequential merge gives, without a Python operation per (batch, term).
-    """
-    bounds = np.concatenate([[0], np.cumsum([len(v) for v in vocabularies], dtype=np.int64)])
-    encoded = pc.dictionary_encode(pa.chunked_array(vocabularies, pa.string()))  # chunks share one dictionary
-    vocabularies.clear()
-    chunks = [chunk for chunk in encoded.chunks if len(chunk)]
-    terms = chunks[-1].dictionary if chunks else pa.array([], pa.string())
-    if chunks and not chunks[0].dictionary.equals(terms):
-        raise RuntimeError("BM25: Arrow's dictionary encoding gave the batches different dictionaries")
-    ids = np.concatenate([np.zeros(0, np.int32), *(c.indices.to_numpy(zero_copy_only=False) for c in chunks)])
-    for i, pairs in enumerate(pending):  # a batch's global ids: its stretch of the encoded terms
-        pairs.terms[:] = ids[bounds[i]:bounds[i + 1]][pairs.terms]  # in place: no second copy of every batch
-    return dict(zip(terms.to_pylist(), range(len(terms)), strict=True))
+def mapped(path: Path, dtype: type, count: int) -> np.ndarray:
+    """The file's ``count`` values, a read-only memory map (an empty array for none: nothing to map)."""
+    if not count:
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r", shape=(count,))
 
 
-def lucene_length(lengths: np.ndarray) -> np.ndarray:
-    """Document lengths as Lucene's norm byte keeps them: ``24 + x`` with ``x`` truncated to its 4 most
-    significant bits (exact while ``x < 16``)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    excess = np.maximum(lengths - _EXACT_LENGTHS, 0)
-    bits = np.zeros_like(excess)
-    nonzero = excess > 0
-    bits[nonzero] = np.floor(np.log2(excess[nonzero])).astype(np.int64) + 1  # bit length
-    shift = np.maximum(bits - 4, 0)
-    return np.where(lengths < _EXACT_LENGTHS, lengths, _EXACT_LENGTHS + ((excess >> shift) << shift))
+def mapped_strings(folder: Path, name: str, count: int) -> pa.LargeStringArray:
+    """The strings :class:`~airbench_mteb.models.bm25_build.StringsWriter` wrote, over the mapped files."""
+    offsets = mapped(folder / f"{name}.offsets", np.int64, count + 1)
+    data = mapped(folder / f"{name}.bytes", np.uint8, int(offsets[-1]) if count else 0)
+    return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
 
 
-def _inverse_norms(lengths: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
-    """``1 / (k1 * (1 - b + b * dl / avgdl))`` step by step in float32, as Lucene's BM25 computes it."""
-    one, k1_, b_ = np.float32(1), np.float32(k1), np.float32(b)
-    # a document without terms gets inf where b = 1; it has no postings, so that value is never read
-    with np.errstate(divide="ignore"):
-        return one / (k1_ * ((one - b_) + b_ * lengths.astype(np.float32) / np.float32(avgdl)))
+class Vocabulary(Mapping[str, int]):
+    """Index terms to ids, over Arrow strings in id order: a lookup hashes the vocabulary once for all its terms."""
 
+    def __init__(self, terms: pa.LargeStringArray) -> None:
+        self.terms = terms
 
-@dataclass
-class _BatchPairs:
-    """The distinct (document, term) pairs of one batch, term-major: 8 bytes per pair, plus 4 per document."""
+    def ids(self, terms: Sequence[str]) -> np.ndarray:
+        """Each term's id (int64), -1 for a term the index does not know."""
+        if not terms or not len(self.terms):
+            return np.full(len(terms), -1, dtype=np.int64)
+        found = pc.index_in(pa.array(terms, pa.large_string()), value_set=self.terms)
+        return found.fill_null(-1).to_numpy().astype(np.int64)
 
-    terms: np.ndarray  # int32 term id of each pair; a term's pairs are together, documents ascending among them
-    documents: np.ndarray  # position of each pair's document within the batch: uint16, or uint32 in a larger batch
-    counts: np.ndarray  # occurrences of the term in the document: uint16, or uint32 where one exceeds 65,535
-    lengths: np.ndarray  # int32 number of terms of each document (its length for BM25)
+    def __getitem__(self, term: str) -> int:
+        found = int(self.ids([term])[0])
+        if found < 0:
+            raise KeyError(term)
+        return found
 
-    @classmethod
-    def of(cls, flat: np.ndarray, lengths: np.ndarray) -> _BatchPairs:
-        """The pairs of documents given as their term ids end to end (``flat``) and their term counts."""
-        pairs, counts = np.unique(flat << 32 | np.repeat(np.arange(len(lengths), dtype=np.int64), lengths),
-                                  return_counts=True)
-        # Exact counts (Lucene keeps term frequencies as ints), in 2 bytes unless a batch needs more.
-        count_type = np.uint16 if not len(counts) or counts.max() <= np.iinfo(np.uint16).max else np.uint32
-        document_type = np.uint16 if len(lengths) <= np.iinfo(np.uint16).max + 1 else np.uint32
-        return cls((pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(document_type),
-                   counts.astype(count_type), lengths.astype(np.int32))
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and int(self.ids([term])[0]) >= 0
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.terms.to_pylist())
 
-@dataclass
-class AnalysedBatch:
-    """One batch of documents as the index needs it: the batch's distinct terms in order of first occurrence
-    (an Arrow string array: a worker process sends it back as a few buffers, not a Python object per term),
-    and its pairs with term ids local to the batch."""
-
-    vocabulary: pa.StringArray
-    pairs: _BatchPairs
-
-    @classmethod
-    def of(cls, docs: Sequence[Sequence[str]]) -> AnalysedBatch:
-        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-        tokens = list(chain.from_iterable(docs))
-        local = {term: i for i, term in enumerate(dict.fromkeys(tokens))}  # C-speed dict ops, no setdefault per token
-        flat = np.fromiter(map(local.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-        return cls(pa.array(list(local), pa.string()), _BatchPairs.of(flat, lengths))
+    def __len__(self) -> int:
+        return len(self.terms)
 
 
 def best_first(positions: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
@@ -140,69 +98,42 @@ class QueryBlock:
 
 @dataclass
 class BM25Index:
-    vocabulary: dict[str, int]
+    vocabulary: Vocabulary
     indptr: np.ndarray  # int64, len(vocabulary) + 1: the entries of term t are indptr[t]:indptr[t + 1]
     documents: np.ndarray  # int32 document position of each entry, ascending within a term
     weights: np.ndarray  # float32 BM25 weight of each entry
     num_documents: int
+    _scratch: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)  # the files of build()
+
+    @classmethod
+    def open(cls, folder: Path, counts: IndexCounts) -> BM25Index:
+        """The index whose files are in ``folder`` (written by :class:`~airbench_mteb.models.bm25_build.IndexWriter`
+        with these ``counts``), memory-mapped."""
+        sizes = {"indptr": counts.terms + 1, "documents": counts.postings, "weights": counts.postings}
+        arrays = {name: mapped(folder / name, dtype, sizes[name]) for name, dtype in ARRAYS.items()}
+        return cls(Vocabulary(mapped_strings(folder, "vocabulary", counts.terms)), num_documents=counts.documents,
+                   **arrays)
 
     @classmethod
     def build(cls, batches: Iterable[Sequence[Sequence[str]]], *, k1: float, b: float) -> BM25Index:
-        """Index documents given as batches of term lists, in corpus order."""
-        return cls.from_analysed(map(AnalysedBatch.of, batches), k1=k1, b=b)
-
-    @classmethod
-    def from_analysed(cls, batches: Iterable[AnalysedBatch], *, k1: float, b: float) -> BM25Index:
-        """Index analysed batches, in corpus order (term ids follow the terms' first occurrence in the corpus).
-
-        First pass: each batch's pairs are kept compactly (term id, document within the batch, count),
-        term-major as the analysis sorted them, their term ids turned global. Second pass, once the document
-        frequencies are known: each batch's weights are scattered into the final term-major arrays (no sort:
-        a term's pairs are together and in document order) and the batch is freed, so the peak is about one
-        copy of the pairs.
-        """
-        vocabularies: list[pa.StringArray] = []
-        pending: list[_BatchPairs] = []
+        """Index documents given as batches of term lists, in corpus order, in a temporary folder of its own."""
+        scratch = tempfile.TemporaryDirectory(prefix="airbench-mteb-bm25-")
+        writer = IndexWriter(Path(scratch.name), k1=k1, b=b)
         for batch in batches:
-            vocabularies.append(batch.vocabulary)
-            pending.append(batch.pairs)
-        vocabulary = _merge_vocabularies(vocabularies, pending)
-        n_docs = sum(len(p.lengths) for p in pending)
-        n_scored = sum(int(np.count_nonzero(p.lengths)) for p in pending)  # Lucene's docCount
-        df = np.zeros(len(vocabulary), dtype=np.int64)
-        for pairs in pending:
-            df += np.bincount(pairs.terms, minlength=len(vocabulary))
-        indptr = np.concatenate([[0], np.cumsum(df)])
-        documents = np.empty(indptr[-1], dtype=np.int32)
-        weights = np.empty(indptr[-1], dtype=np.float32)
-        if not indptr[-1]:
-            return cls(vocabulary, indptr, documents, weights, n_docs)
-        idf = np.log1p((n_scored - df + 0.5) / (df + 0.5)).astype(np.float32)
-        avgdl = sum(float(p.lengths.sum()) for p in pending) / n_scored
-        cursor = indptr[:-1].copy()  # next free entry of each term
-        first_doc = 0
-        while pending:
-            pairs = pending.pop(0)
-            batch_first, first_doc = first_doc, first_doc + len(pairs.lengths)
-            if not len(pairs.terms):  # documents without terms (stopwords only, or empty)
-                continue
-            tf = pairs.counts.astype(np.float32)
-            inverse_norm = _inverse_norms(lucene_length(pairs.lengths), k1, b, avgdl)
-            # Lucene's float32 form of idf * tf / (tf + norm), so scores tie where Lucene's do.
-            idf_t = idf[pairs.terms]
-            weight = idf_t - idf_t / (np.float32(1) + tf * inverse_norm[pairs.documents])
-            # The batch is term-major already: each term's pairs go, in order, to the term's next free entries.
-            starts = np.flatnonzero(np.r_[True, pairs.terms[1:] != pairs.terms[:-1]])
-            sizes = np.diff(np.r_[starts, len(pairs.terms)])
-            position = cursor[pairs.terms] + (np.arange(len(pairs.terms)) - np.repeat(starts, sizes))
-            documents[position] = pairs.documents.astype(np.int32) + batch_first
-            weights[position] = weight
-            cursor[pairs.terms[starts]] += sizes
-        return cls(vocabulary, indptr, documents, weights, n_docs)
+            writer.add(AnalysedBatch.of(batch))
+        index = cls.open(Path(scratch.name), writer.finish())
+        index._scratch = scratch
+        return index
 
     def term_ids(self, terms: Iterable[str]) -> list[int]:
         """Vocabulary ids of the terms the index knows (repeats kept: a repeated query term counts twice)."""
-        return [self.vocabulary[t] for t in terms if t in self.vocabulary]
+        return self.term_ids_of([list(terms)])[0]
+
+    def term_ids_of(self, queries: Sequence[Sequence[str]]) -> list[list[int]]:
+        """:meth:`term_ids` of each query, the vocabulary looked up once for all of them."""
+        ids = self.vocabulary.ids(list(chain.from_iterable(queries))).tolist()
+        bounds = np.cumsum([0, *map(len, queries)]).tolist()
+        return [[t for t in ids[start:end] if t >= 0] for start, end in pairwise(bounds)]
 
     def search(self, queries: Sequence[Sequence[int]], k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Each query's (given as term ids) ``k`` best documents among those sharing a term with it: their

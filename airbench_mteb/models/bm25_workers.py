@@ -29,7 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.models.bm25_index import AnalysedBatch, BM25Index, QueryBlock
+from airbench_mteb.models.bm25_build import AnalysedBatch
+from airbench_mteb.models.bm25_index import BM25Index, QueryBlock
 from airbench_mteb.models.c_allocator import keep_freed_memory
 
 Terms = Callable[[str], list[str]]

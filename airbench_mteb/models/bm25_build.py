@@ -1,0 +1,387 @@
+"""Writing a BM25 index into a folder in bounded memory: runs of postings spilled to disk, then merged term by term.
+
+Analysed batches (:class:`AnalysedBatch`, in corpus order) are gathered until they hold ``RUN_PAIRS`` (document,
+term) pairs; that run's vocabulary is then merged into the corpus vocabulary (term ids in order of first
+occurrence in the corpus, as one dictionary encoding of the whole corpus would give them), its pairs are put
+term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file, and the
+run is freed. Once every batch is in, the document frequencies, ``N`` and ``avgdl`` are known, and the runs are
+merged a range of terms at a time (about ``MERGE_ENTRIES`` postings): each run's stretch of those terms is read
+with ``pread`` (nothing memory-mapped, so nothing stays resident), the range's Lucene weights are computed and
+appended to the index files.
+
+Memory while building: one run (16 bytes per pair: the batches' pairs and their term-major copy), one merge
+range (about 24 bytes per posting), 4 bytes per document (its length), 12 per term of the vocabulary (its
+document frequency and first-occurrence bookkeeping) and the vocabulary's own bytes. Disk: 8 bytes per pair in
+the runs (removed at the end) and 8 per posting in the index.
+
+The folder's files (raw little-endian arrays; their lengths and types are in the manifest written beside them,
+see :mod:`airbench_mteb.models.bm25_store`): ``indptr`` (int64, one more than the terms), ``documents`` (int32)
+and ``weights`` (float32), one entry per posting, term-major; ``vocabulary`` and ``doc_ids`` as Arrow large
+string buffers (``*.offsets`` int64 and ``*.bytes`` UTF-8).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+RUN_PAIRS = 1 << 24  # pairs gathered before a run is spilled (16 bytes each while the run is made)
+MERGE_ENTRIES = 1 << 22  # postings merged and weighted at once (about 24 bytes each)
+_TERM_BLOCK = 1 << 16  # entries of a run's term list read at a time
+ARRAYS = {"indptr": np.int64, "documents": np.int32, "weights": np.float32}
+STRINGS = ("vocabulary", "doc_ids")
+
+
+# Lucene's SmallFloat.intToByte4: byte values below 24 hold the length itself, the rest a 4-bit float.
+_EXACT_LENGTHS = 24
+
+
+def lucene_length(lengths: np.ndarray) -> np.ndarray:
+    """Document lengths as Lucene's norm byte keeps them: ``24 + x`` with ``x`` truncated to its 4 most
+    significant bits (exact while ``x < 16``)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    excess = np.maximum(lengths - _EXACT_LENGTHS, 0)
+    bits = np.zeros_like(excess)
+    nonzero = excess > 0
+    bits[nonzero] = np.floor(np.log2(excess[nonzero])).astype(np.int64) + 1  # bit length
+    shift = np.maximum(bits - 4, 0)
+    return np.where(lengths < _EXACT_LENGTHS, lengths, _EXACT_LENGTHS + ((excess >> shift) << shift))
+
+
+def inverse_norms(lengths: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
+    """``1 / (k1 * (1 - b + b * dl / avgdl))`` step by step in float32, as Lucene's BM25 computes it."""
+    one, k1_, b_ = np.float32(1), np.float32(k1), np.float32(b)
+    # a document without terms gets inf where b = 1; it has no postings, so that value is never read
+    with np.errstate(divide="ignore"):
+        return one / (k1_ * ((one - b_) + b_ * lengths.astype(np.float32) / np.float32(avgdl)))
+
+
+@dataclass
+class _BatchPairs:
+    """The distinct (document, term) pairs of one batch, term-major: 8 bytes per pair, plus 4 per document."""
+
+    terms: np.ndarray  # int32 term id of each pair; a term's pairs are together, documents ascending among them
+    documents: np.ndarray  # position of each pair's document within the batch: uint16, or uint32 in a larger batch
+    counts: np.ndarray  # occurrences of the term in the document: uint16, or uint32 where one exceeds 65,535
+    lengths: np.ndarray  # int32 number of terms of each document (its length for BM25)
+
+    @classmethod
+    def of(cls, flat: np.ndarray, lengths: np.ndarray) -> _BatchPairs:
+        """The pairs of documents given as their term ids end to end (``flat``) and their term counts."""
+        pairs, counts = np.unique(flat << 32 | np.repeat(np.arange(len(lengths), dtype=np.int64), lengths),
+                                  return_counts=True)
+        # Exact counts (Lucene keeps term frequencies as ints), in 2 bytes unless a batch needs more.
+        count_type = np.uint16 if not len(counts) or counts.max() <= np.iinfo(np.uint16).max else np.uint32
+        document_type = np.uint16 if len(lengths) <= np.iinfo(np.uint16).max + 1 else np.uint32
+        return cls((pairs >> 32).astype(np.int32), (pairs & 0xFFFFFFFF).astype(document_type),
+                   counts.astype(count_type), lengths.astype(np.int32))
+
+
+@dataclass
+class AnalysedBatch:
+    """One batch of documents as the index needs it: the batch's distinct terms in order of first occurrence
+    (an Arrow string array: a worker process sends it back as a few buffers, not a Python object per term),
+    and its pairs with term ids local to the batch."""
+
+    vocabulary: pa.StringArray
+    pairs: _BatchPairs
+
+    @classmethod
+    def of(cls, docs: Sequence[Sequence[str]]) -> AnalysedBatch:
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        tokens = list(chain.from_iterable(docs))
+        local = {term: i for i, term in enumerate(dict.fromkeys(tokens))}  # C-speed dict ops, no setdefault per token
+        flat = np.fromiter(map(local.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        return cls(pa.array(list(local), pa.string()), _BatchPairs.of(flat, lengths))
+
+
+@dataclass
+class IndexCounts:
+    """What a finished build wrote: the manifest's figures."""
+
+    documents: int
+    terms: int
+    postings: int
+
+
+def _run_vocabulary(vocabularies: list[pa.StringArray], pending: list[_BatchPairs]) -> pa.Array:
+    """The run's vocabulary, ids in order of first occurrence (batch after batch); each batch's local term ids
+    in ``pending`` are overwritten with these ids.
+
+    One Arrow dictionary encoding of every batch's terms end to end assigns ids in order of first
+    appearance: the ids a sequential merge gives, without a Python operation per (batch, term).
+    """
+    bounds = np.concatenate([[0], np.cumsum([len(v) for v in vocabularies], dtype=np.int64)])
+    encoded = pc.dictionary_encode(pa.chunked_array(vocabularies, pa.string()))  # chunks share one dictionary
+    chunks = [chunk for chunk in encoded.chunks if len(chunk)]
+    terms = chunks[-1].dictionary if chunks else pa.array([], pa.string())
+    if chunks and not chunks[0].dictionary.equals(terms):
+        raise RuntimeError("BM25: Arrow's dictionary encoding gave the batches different dictionaries")
+    ids = np.concatenate([np.zeros(0, np.int32), *(c.indices.to_numpy(zero_copy_only=False) for c in chunks)])
+    for i, pairs in enumerate(pending):  # a batch's run ids: its stretch of the encoded terms
+        pairs.terms[:] = ids[bounds[i]:bounds[i + 1]][pairs.terms]  # in place: no second copy of every batch
+    return terms
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """``array`` zero-extended to ``size`` entries (amortised doubling, so growing term by term stays linear)."""
+    if size <= len(array):
+        return array
+    grown = np.zeros(max(size, 2 * len(array)), dtype=array.dtype)
+    grown[:len(array)] = array
+    return grown
+
+
+@dataclass
+class _Run:
+    path: Path
+    terms: int  # distinct terms in the run
+    pairs: int
+
+
+class _Vocabulary:
+    """The corpus vocabulary so far, as Arrow strings in id order (new terms appended run by run)."""
+
+    def __init__(self) -> None:
+        self.terms: pa.Array = pa.array([], pa.string())
+
+    @property
+    def size(self) -> int:
+        return len(self.terms)
+
+    def global_ids(self, run_terms: pa.Array) -> np.ndarray:
+        """The corpus ids of a run's terms (int32, in the run's id order); terms first seen here get new ids."""
+        known = pc.index_in(run_terms, value_set=self.terms)
+        new = np.flatnonzero(known.is_null().to_numpy(zero_copy_only=False))
+        ids = known.fill_null(-1).to_numpy().astype(np.int64)
+        ids[new] = self.size + np.arange(len(new))
+        if len(new):
+            self.terms = pa.concat_arrays([self.terms, run_terms.take(pa.array(new))])
+        return ids.astype(np.int32)
+
+
+class IndexWriter:
+    """Takes analysed batches in corpus order and writes the finished index into ``folder`` (see the module)."""
+
+    def __init__(self, folder: Path, *, k1: float, b: float) -> None:
+        self.folder = folder
+        self.k1, self.b = k1, b
+        self._vocabulary = _Vocabulary()
+        self._df = np.zeros(0, dtype=np.int64)
+        self._lengths: list[np.ndarray] = []
+        self._pending: list[AnalysedBatch] = []
+        self._pending_pairs = 0
+        self._run_first = 0  # corpus position of the pending run's first document
+        self._runs: list[_Run] = []
+
+    def add(self, batch: AnalysedBatch) -> None:
+        self._pending.append(batch)
+        self._lengths.append(batch.pairs.lengths)
+        self._pending_pairs += len(batch.pairs.terms)
+        if self._pending_pairs >= RUN_PAIRS:
+            self._spill()
+
+    def finish(self) -> IndexCounts:
+        """Merge the runs into the index files (after the last batch); the runs are removed."""
+        self._spill()
+        lengths = np.concatenate([np.zeros(0, np.int32), *self._lengths])
+        self._lengths = []
+        df = self._df[:self._vocabulary.size]
+        with StringsWriter(self.folder, "vocabulary") as vocabulary:
+            vocabulary.append(self._vocabulary.terms)
+        self._vocabulary = _Vocabulary()
+        indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
+        _write_array(self.folder / "indptr", indptr)
+        with open(self.folder / "documents", "wb") as documents, open(self.folder / "weights", "wb") as weights:
+            for chunk_documents, chunk_weights in _merged(self._runs, indptr, df, lengths, self.k1, self.b):
+                documents.write(chunk_documents.tobytes())
+                weights.write(chunk_weights.tobytes())
+        for run in self._runs:
+            run.path.unlink()
+        return IndexCounts(len(lengths), len(df), int(indptr[-1]))
+
+    def _spill(self) -> None:
+        """Write the pending batches as one run: term-major by corpus term id, documents ascending."""
+        if not self._pending:
+            return
+        pairs = [batch.pairs for batch in self._pending]
+        run_terms = _run_vocabulary([batch.vocabulary for batch in self._pending], pairs)
+        self._pending = []
+        to_global = self._vocabulary.global_ids(run_terms)
+        df, documents, counts = _term_major(pairs, to_global, self._vocabulary.size, self._run_first)
+        self._run_first += sum(len(p.lengths) for p in pairs)
+        self._pending_pairs = 0
+        present = np.flatnonzero(df)
+        dfs = df[present]
+        self._df = _grown(self._df, self._vocabulary.size)
+        self._df[present] += dfs
+        path = self.folder / f"run-{len(self._runs):05d}"
+        with open(path, "wb") as handle:
+            for part in (present.astype(np.int32), dfs.astype(np.int32), documents, counts):
+                handle.write(part.tobytes())
+        self._runs.append(_Run(path, len(present), len(documents)))
+
+
+def _term_major(batches: list[_BatchPairs], to_global: np.ndarray, n_terms: int,
+                first_document: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The batches' pairs (run term ids) term-major by corpus term id: each term's pair count (over ``n_terms``),
+    then the pairs' corpus document positions and counts.
+
+    Each batch is term-major already, so each term's pairs of a batch go, in order, to the term's next free
+    entries: a counting scatter, documents ascending within a term because batches come in corpus order.
+    """
+    terms = [to_global[pairs.terms] for pairs in batches]
+    df = np.zeros(n_terms, dtype=np.int64)
+    for batch_terms in terms:
+        df += np.bincount(batch_terms, minlength=n_terms)
+    cursor = np.concatenate([[0], np.cumsum(df)[:-1]]).astype(np.int64)
+    total = int(df.sum())
+    documents = np.empty(total, dtype=np.int32)
+    counts = np.empty(total, dtype=np.uint32)
+    batch_first = first_document
+    for pairs, batch_terms in zip(batches, terms, strict=True):
+        if len(batch_terms):
+            starts = np.flatnonzero(np.r_[True, batch_terms[1:] != batch_terms[:-1]])
+            sizes = np.diff(np.r_[starts, len(batch_terms)])
+            position = cursor[batch_terms] + (np.arange(len(batch_terms)) - np.repeat(starts, sizes))
+            documents[position] = pairs.documents.astype(np.int32) + batch_first
+            counts[position] = pairs.counts
+            cursor[batch_terms[starts]] += sizes
+        batch_first += len(pairs.lengths)
+    return df, documents, counts
+
+
+class _RunReader:
+    """A run file read forward a range of terms at a time, with ``pread`` (see :func:`_merged`)."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self._term_at = 0  # next unread entry of the run's term list
+        self._posting_at = 0
+        self._ids = np.zeros(0, np.int32)
+        self._dfs = np.zeros(0, np.int32)
+
+    def take(self, fd: int, end_term: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The run's terms below ``end_term`` not taken yet: their ids, frequencies, documents and counts."""
+        ids, dfs = self._terms_below(fd, end_term)
+        n = int(dfs.sum())
+        base = 8 * self.run.terms
+        documents = _pread(fd, np.int32, base + 4 * self._posting_at, n)
+        counts = _pread(fd, np.uint32, base + 4 * (self.run.pairs + self._posting_at), n)
+        self._posting_at += n
+        return ids, dfs, documents, counts
+
+    def _terms_below(self, fd: int, end_term: int) -> tuple[np.ndarray, np.ndarray]:
+        ids, dfs = [], []
+        while True:
+            if not len(self._ids):
+                if self._term_at == self.run.terms:
+                    break
+                count = min(_TERM_BLOCK, self.run.terms - self._term_at)
+                self._ids = _pread(fd, np.int32, 4 * self._term_at, count)
+                self._dfs = _pread(fd, np.int32, 4 * (self.run.terms + self._term_at), count)
+                self._term_at += count
+            stop = int(np.searchsorted(self._ids, end_term))
+            ids.append(self._ids[:stop])
+            dfs.append(self._dfs[:stop])
+            self._ids, self._dfs = self._ids[stop:], self._dfs[stop:]
+            if len(self._ids):
+                break
+        return (np.concatenate([np.zeros(0, np.int32), *ids]),
+                np.concatenate([np.zeros(0, np.int32), *dfs]))
+
+
+def _pread(fd: int, dtype: type, offset: int, count: int) -> np.ndarray:
+    size = np.dtype(dtype).itemsize * count
+    data = os.pread(fd, size, offset) if size else b""
+    if len(data) != size:
+        raise OSError(f"BM25: a run file of the index build is shorter than written ({len(data)} of {size} bytes)")
+    return np.frombuffer(data, dtype=dtype)
+
+
+def _merged(runs: list[_Run], indptr: np.ndarray, df: np.ndarray, lengths: np.ndarray, k1: float,
+            b: float) -> Iterable[tuple[np.ndarray, np.ndarray]]:
+    """The index's documents and weights, a range of terms at a time, from the runs (in corpus order).
+
+    Weights are Lucene's float32 ``idf - idf / (1 + tf / norm)``, with ``idf(t) = log(1 + (N - df + 0.5) /
+    (df + 0.5))`` and the document length as its norm byte keeps it (:func:`lucene_length`); ``N`` and
+    ``avgdl`` count only documents with at least one term (Lucene's per-field document count).
+    """
+    n_terms = len(df)
+    if not n_terms or not indptr[-1]:
+        return
+    n_scored = int(np.count_nonzero(lengths))
+    idf = np.log1p((n_scored - df + 0.5) / (df + 0.5)).astype(np.float32)
+    inverse_norm = inverse_norms(lucene_length(lengths), k1, b, float(lengths.sum(dtype=np.int64)) / n_scored)
+    readers = [_RunReader(run) for run in runs]
+    start = 0
+    while start < n_terms:
+        end = int(np.searchsorted(indptr, indptr[start] + MERGE_ENTRIES, side="right")) - 1
+        end = min(max(end, start + 1), n_terms)
+        size = int(indptr[end] - indptr[start])
+        documents = np.empty(size, dtype=np.int32)
+        tf = np.empty(size, dtype=np.float32)
+        cursor = indptr[start:end] - indptr[start]
+        for reader in readers:
+            fd = os.open(reader.run.path, os.O_RDONLY)
+            try:
+                ids, dfs, run_documents, counts = reader.take(fd, end)
+            finally:
+                os.close(fd)
+            if not len(ids):
+                continue
+            offsets = np.concatenate([[0], np.cumsum(dfs[:-1], dtype=np.int64)])
+            position = np.repeat(cursor[ids - start] - offsets, dfs) + np.arange(len(run_documents))
+            documents[position] = run_documents
+            tf[position] = counts
+            cursor[ids - start] += dfs
+        idf_t = np.repeat(idf[start:end], df[start:end])
+        # Lucene's float32 form of idf * tf / (tf + norm), so scores tie where Lucene's do.
+        yield documents, idf_t - idf_t / (np.float32(1) + tf * inverse_norm[documents])
+        start = end
+
+
+def _write_array(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as handle:
+        handle.write(np.ascontiguousarray(array).tobytes())
+
+
+class StringsWriter:
+    """Arrow string arrays appended end to end as one large-string array's buffers: ``name.offsets`` (int64, one
+    more than the strings) and ``name.bytes`` (UTF-8), written as they come."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self._offsets: BinaryIO = open(folder / f"{name}.offsets", "wb")
+        self._data: BinaryIO = open(folder / f"{name}.bytes", "wb")
+        self._offsets.write(np.zeros(1, np.int64).tobytes())
+        self._size = 0
+        self.count = 0
+
+    def append(self, array: pa.Array) -> None:
+        column = pc.cast(array, pa.large_string())
+        if column.null_count:
+            raise ValueError("BM25: a string to index is null")
+        own = np.frombuffer(column.buffers()[1], dtype=np.int64, count=len(column) + 1, offset=8 * column.offset)
+        self._offsets.write((own[1:] - own[0] + self._size).tobytes())
+        if column.buffers()[2] is not None:
+            self._data.write(memoryview(column.buffers()[2])[own[0]:own[-1]])
+        self._size += int(own[-1] - own[0])
+        self.count += len(column)
+
+    def close(self) -> None:
+        self._offsets.close()
+        self._data.close()
+
+    def __enter__(self) -> StringsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
