@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airbench_mteb import settings as plugin_settings
-from airbench_mteb.models import bm25_build
+from airbench_mteb.models import bm25, bm25_build
 from airbench_mteb.models.bm25 import BM25Search
 from airbench_mteb.models.bm25_build import lucene_length
 from airbench_mteb.models.bm25_index import BM25Index
@@ -180,7 +180,7 @@ _KILLED_BUILD = """
 import sys
 from datasets import Dataset
 from mteb import TaskMetadata
-from airbench_mteb.models import bm25_build
+from airbench_mteb.models import bm25, bm25_build
 from airbench_mteb.models.bm25 import BM25Search
 metadata = TaskMetadata(
     name="Killed", description="d", reference=None, dataset={"path": "NA", "revision": "NA"}, type="Retrieval",
@@ -213,3 +213,21 @@ def test_a_build_killed_midway_is_never_taken_for_an_index() -> None:
     started = time.perf_counter()
     _searched(model, _corpus())
     assert model.index_builds == 1 and time.perf_counter() - started < 60
+
+
+@settings(max_examples=40, deadline=None)
+@given(sizes=st.lists(st.integers(0, 50), min_size=1, max_size=60), cap=st.integers(1, 120))
+def test_batches_are_cut_by_text_bytes_in_order_and_whole(sizes: list[int], cap: int) -> None:
+    texts = ["x" * size for size in sizes]
+    corpus = Dataset.from_dict({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
+    patch = pytest.MonkeyPatch()
+    patch.setattr(bm25, "_BATCH_TEXT_BYTES", cap)
+    try:
+        batches = list(bm25._arrow_batches(corpus))
+    finally:
+        patch.undo()
+    assert [text for batch in batches for text in batch.column("text").to_pylist()] == texts
+    for batch in batches:  # within the cap, or one document alone
+        assert batch.num_rows == 1 or sum(map(len, batch.column("text").to_pylist())) <= cap
+    for first, second in zip(batches, batches[1:]):  # each batch as full as the cap allows
+        assert sum(map(len, first.column("text").to_pylist())) + len(second.column("text")[0].as_py()) > cap

@@ -175,17 +175,21 @@ class BM25Search:
                 doc_ids.append(batch["id"])
         if pc.count_distinct(mapped_strings(folder, "doc_ids", doc_ids.count)).as_py() != doc_ids.count:
             raise ValueError("BM25: the corpus has duplicate document ids")
-        n_batches = -(-len(corpus) // _BATCH_ROWS)
         writer = IndexWriter(folder, k1=self.k1, b=self.b)
-        for batch in tqdm(analysed_batches(terms, _arrow_batches(corpus), min(workers, n_batches)), total=n_batches,
-                          desc="BM25 index corpus", unit="batch", leave=False, disable=not show_progress):
-            writer.add(batch)
+        with tqdm(total=len(corpus), desc="BM25 index corpus", unit="doc", leave=False,
+                  disable=not show_progress) as progress:
+            for batch in analysed_batches(terms, _arrow_batches(corpus), min(workers, -(-len(corpus) // _BATCH_ROWS))):
+                writer.add(batch)
+                progress.update(len(batch.pairs.lengths))
         counts = writer.finish()
         release_freed_memory()  # what the build freed would otherwise stay resident beside the mapped index
         return counts
 
 
 _BATCH_ROWS = 4096
+# A batch's text in bytes, at most (but one document): what an analyser holds as Python strings at once is about
+# 25 times this, so long documents come in batches of a few hundred.
+_BATCH_TEXT_BYTES = 1 << 21
 
 
 def _show_progress(encode_kwargs: Any) -> bool:
@@ -217,10 +221,27 @@ _RESIDENT_BATCHES = 6  # more than the batches in flight to the analysers (2 per
 
 def _corpus_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     if isinstance(corpus, datasets.Dataset):
-        for table in corpus.with_format("arrow").iter(batch_size=_BATCH_ROWS):
-            yield from table.to_batches(max_chunksize=_BATCH_ROWS)
-        return
-    yield from pa.table({name: corpus[name] for name in corpus.column_names}).to_batches(max_chunksize=_BATCH_ROWS)
+        tables: Iterator[pa.Table] = corpus.with_format("arrow").iter(batch_size=_BATCH_ROWS)
+    else:
+        tables = iter([pa.table({name: corpus[name] for name in corpus.column_names})])
+    for table in tables:
+        for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
+            yield from _cut_by_text_bytes(batch)
+
+
+def _cut_by_text_bytes(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+    """The batch in consecutive slices of at most ``_BATCH_TEXT_BYTES`` of text (a longer document alone)."""
+    sizes = np.zeros(batch.num_rows, dtype=np.int64)
+    for name in ("title", "text"):
+        if name in batch.schema.names:
+            sizes += pc.binary_length(pc.cast(batch.column(name), pa.large_string())).fill_null(0).to_numpy()
+    ends = np.cumsum(sizes)
+    start = 0
+    while start < batch.num_rows:
+        before = ends[start - 1] if start else 0
+        end = max(int(np.searchsorted(ends, before + _BATCH_TEXT_BYTES, side="right")), start + 1)
+        yield batch.slice(start, end - start)
+        start = end
 
 
 def _candidate_positions(doc_ids: pa.LargeStringArray, wanted: list[list[str]]) -> Iterator[np.ndarray]:

@@ -9,7 +9,7 @@ merged a range of terms at a time (about ``MERGE_ENTRIES`` postings): each run's
 with ``pread`` (nothing memory-mapped, so nothing stays resident), the range's Lucene weights are computed and
 appended to the index files.
 
-Memory while building: one run (16 bytes per pair: the batches' pairs and their term-major copy), one merge
+Memory while building: one run (about 20 bytes per pair: the batches' pairs and their term-major copy), one merge
 range (about 24 bytes per posting), 4 bytes per document (its length), 12 per term of the vocabulary (its
 document frequency and first-occurrence bookkeeping) and the vocabulary's own bytes. Disk: 8 bytes per pair in
 the runs (removed at the end) and 8 per posting in the index.
@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-RUN_PAIRS = 1 << 24  # pairs gathered before a run is spilled (16 bytes each while the run is made)
+RUN_PAIRS = 1 << 23  # pairs gathered before a run is spilled (about 20 bytes each while the run is made)
 MERGE_ENTRIES = 1 << 22  # postings merged and weighted at once (about 24 bytes each)
 _TERM_BLOCK = 1 << 16  # entries of a run's term list read at a time
 ARRAYS = {"indptr": np.int64, "documents": np.int32, "weights": np.float32}
