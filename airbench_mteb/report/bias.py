@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.metrics.source_bias import SourceBias, SourceScores, unflatten
+from airbench_mteb.metrics.tie_neutral import tie_neutral_name
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.results import ModelTaskResult, read_results
 
@@ -180,26 +181,26 @@ def _bias_of(result: TaskResult, split: str, flat: Mapping[str, Any] | None, sou
 
 def exposure_summary(result: TaskResult, sources: Sequence[str], cutoffs: Sequence[int] = SUMMARY_CUTOFFS) -> str:
     """ΔNDSR@k (:mod:`airbench_mteb.metrics.ndsr`) of each compared source, with its t-test's p-value, in the
-    paper's tie order and tie-neutral, per split of the ``mixed`` setting; empty for results written without it."""
+    paper's tie order and, where the results hold it, tie-neutral, per split of the ``mixed`` setting; empty for
+    results written without it."""
     reference, *others = sources
-    header = ["task", "split", "setting", *(f"ΔNDSR@{k}:{other}" for other in others for k in cutoffs),
-              *(f"ΔNDSR@{k}:{other} tie-neutral" for other in others for k in cutoffs)]
-    rows = [header]
-    for split, subsets in result.scores.items():
-        for scores in subsets:
-            flat = scores.get("source_bias") or {}
-            if "ndsr_queries" not in flat:
-                continue
-            rows.append([result.task_name, split, f"{scores['hf_subset']} ({flat['ndsr_queries']} queries)",
-                         *(_ndsr_cell(flat, f"delta_ndsr_at_{k}_{other}{suffix}") for suffix in ("", "_tie_neutral")
-                           for other in others for k in cutoffs)])
-    if len(rows) == 1:
+    found = [(split, scores, flat) for split, subsets in result.scores.items() for scores in subsets
+             if "ndsr_queries" in (flat := scores.get("source_bias") or {})]
+    if not found:
         return ""
+    neutral = all(tie_neutral_name(f"delta_ndsr_at_{cutoffs[0]}_{others[0]}") in flat for *_, flat in found)
+    suffixes = ("", tie_neutral_name("")) if neutral else ("",)
+    rows = [["task", "split", "setting", *(f"ΔNDSR@{k}:{other}{' tie-neutral' * bool(suffix)}" for suffix in suffixes
+                                           for other in others for k in cutoffs)]]
+    rows += [[result.task_name, split, f"{scores['hf_subset']} ({flat['ndsr_queries']} queries)",
+              *(_ndsr_cell(flat, f"delta_ndsr_at_{k}_{other}{suffix}") for suffix in suffixes for other in others
+                for k in cutoffs)] for split, scores, flat in found]
     legend = (f"ΔNDSR@k: normalized discounted source ratio of {reference} minus that of the compared source in the "
               f"top k (Huang et al., arXiv 2604.06163; no qrels needed; > 0 favours {reference}), p: one-sample "
               "t-test over queries; exact ties ranked by document id ascending, as that paper does (trec_eval, and "
-              "the Relative Δ above: descending); tie-neutral: expected over every order of exactly tied scores")
-    return "\n".join([_aligned(rows), legend])
+              "the Relative Δ above: descending)")
+    return "\n".join([_aligned(rows), legend + ("; tie-neutral: expected over every order of exactly tied scores"
+                                                 if neutral else "")])
 
 
 def _ndsr_cell(flat: Mapping[str, Any], key: str) -> str:
