@@ -29,7 +29,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_folder
 from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.data.qrels import Qrels
-from airbench_mteb.data.retrieval_data import RetrievalData
+from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
 from airbench_mteb.settings import current_settings
 
 CORPUS_DIR = "corpus"
@@ -102,13 +102,19 @@ def read_source_corpora(folder: str | Path, sources: Mapping[str, str], *, keep_
     return SourceCorpora(folder=folder, corpora=corpora, paths=paths)
 
 
-def read_multi_source_split(corpora: SourceCorpora, split: str) -> MultiSourceData:
-    """One split of the folder of ``corpora``: the queries its qrels name, and the qrels.
+def read_multi_source_split(corpora: SourceCorpora, split: str, *, labelled: bool = True) -> MultiSourceData:
+    """One split of the folder of ``corpora``: the queries its qrels name, and the qrels; for a folder
+    without qrels (not ``labelled``: a user's own mixed corpus, measured by source exposure only) every
+    query of ``queries.jsonl`` and no qrels.
 
     Raises:
         DatasetError: a missing qrels file (naming the splits present), a malformed qrels line,
             or a judgment naming a query or document that does not exist.
     """
+    if not labelled:
+        path = corpora.folder / QUERIES_FILE
+        return MultiSourceData(corpora=corpora.corpora, queries=read_queries_jsonl(path, id_key="_id"), qrels={},
+                               origin={"queries": str(path)})
     reference, reference_docs = next(iter(corpora.corpora.items()))
     data = read_beir_split(corpora.folder, split, reference_docs,
                            corpus_file=str(corpora.paths[reference].relative_to(corpora.folder)))

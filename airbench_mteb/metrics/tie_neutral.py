@@ -137,6 +137,32 @@ def expected_source_share(docs: Mapping[str, float], doc_sources: Mapping[str, s
     return expected / k
 
 
+def expected_discounted_source_ratios(docs: Mapping[str, float], doc_sources: Mapping[str, str],
+                                      sources: Sequence[str], k: int) -> dict[str, float]:
+    r"""Every source's NDSR@k of one query (:func:`airbench_mteb.metrics.ndsr.discounted_source_ratios`), expected
+    over every ordering of the ties. With :math:`m = \min(k, n)` of the :math:`n` retrieved documents ranked, the
+    normaliser :math:`W_m = \sum_{i \le m} 1 / \log_2(1 + i)` does not depend on the order, so
+
+    .. math:: \mathrm{E}[\mathrm{NDSR@}k(s)] = \frac{1}{W_m} \sum_g \frac{|\{d \in g : \mathrm{source}(d) = s\}|}{n_g}
+              \sum_{i = a_g}^{\min(b_g, k)} \frac{1}{\log_2(1 + i)}
+
+    (0 for every source when nothing was retrieved).
+
+    Raises:
+        ValueError: a document within the top ``k`` positions has no source in ``doc_sources``.
+    """
+    _check_k(k)
+    expected, total = dict.fromkeys(sources, 0.0), 0.0
+    for group, first, last in _spans(tied_groups(docs), k):
+        _check_sources(group, doc_sources)
+        weight = sum(1 / math.log2(1 + i) for i in range(first, last + 1))
+        total += weight
+        for doc in group:
+            if doc_sources[doc] in expected:
+                expected[doc_sources[doc]] += weight / len(group)
+    return {source: value / total if total else 0.0 for source, value in expected.items()}
+
+
 def _check_sources(docs: Sequence[str], doc_sources: Mapping[str, str]) -> None:
     for doc in docs:
         if doc not in doc_sources:

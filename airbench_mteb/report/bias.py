@@ -16,14 +16,16 @@ the share of queries whose top k such a tie decides (:mod:`airbench_mteb.metrics
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.metrics.source_bias import SourceBias, SourceScores, unflatten
+from airbench_mteb.metrics.tie_neutral import tie_neutral_name
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.results import ModelTaskResult, read_results
 
@@ -86,7 +88,7 @@ def points_of(found: ModelTaskResult, reference: str | None = None, k: int = CUT
     """
     result = found.result
     mixed = {split: row for split, rows in result.scores.items() for row in rows
-             if row.get("hf_subset") == MIXED and "source_bias" in row}
+             if row.get("hf_subset") == MIXED and _has_relative_delta(row.get("source_bias"))}
     if not mixed:
         return []
     declared = declared_reference_and_split(result.task_name)
@@ -146,21 +148,65 @@ def collect_points(results: Path, models: Sequence[str] | None = None, tasks: Se
 def bias_summary_table(result: TaskResult, sources: Sequence[str], cutoffs: Sequence[int] = SUMMARY_CUTOFFS) -> str:
     """Aligned text, one row per split and setting: NDCG@k, and for ``mixed`` the Relative Δ@k of each
     compared source (with its 95 % confidence interval when the results hold one, e.g. ``+6.2 [-5.4, +17.3]``)
-    and the reference's share@k (``sources[0]`` is the reference)."""
+    and the reference's share@k (``sources[0]`` is the reference); then :func:`tie_summary` and
+    :func:`exposure_summary`. A split without qrels has no NDCG or Δ: its cells are empty."""
     reference, *others = sources
     header = ["task", "split", "setting", *(f"ndcg@{k}" for k in cutoffs),
               *(f"Δ{k}:{other}" for other in others for k in cutoffs), *(f"share@{k}:{reference}" for k in cutoffs)]
     rows = [header]
     for split, subsets in result.scores.items():
         for scores in subsets:
-            flat = scores.get("source_bias")
-            bias = _summary_bias(result, split, flat, sources) if flat else None
-            rows.append([result.task_name, split, scores["hf_subset"],
-                         *(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in cutoffs),
+            bias = _bias_of(result, split, scores.get("source_bias"), sources)
+            rows.append([result.task_name, split, scores["hf_subset"], *(_ndcg_cell(scores, k) for k in cutoffs),
                          *(_delta_cell(bias.sources[other], k) if bias else "" for other in others for k in cutoffs),
                          *(f"{bias.sources[reference].share[k]:.3f}" if bias else "" for k in cutoffs)])
-    ties = tie_summary(result, sources, cutoffs)
-    return _aligned(rows) + (f"\n\n{ties}" if ties else "")
+    notes = [note for note in (tie_summary(result, sources, cutoffs), exposure_summary(result, sources, cutoffs)) if note]
+    return "\n\n".join([_aligned(rows), *notes])
+
+
+def _ndcg_cell(scores: Mapping[str, Any], k: int) -> str:
+    value = scores.get(f"ndcg_at_{k}")
+    return "" if value is None or math.isnan(value) else f"{100 * value:.1f}"
+
+
+def _has_relative_delta(flat: Mapping[str, Any] | None) -> bool:
+    """Whether ``source_bias`` scores hold the Relative Δ figures (not so without qrels: source exposure only)."""
+    return bool(flat) and any(key.startswith("share_at_") for key in flat)
+
+
+def _bias_of(result: TaskResult, split: str, flat: Mapping[str, Any] | None, sources: Sequence[str]) -> SourceBias | None:
+    """:func:`_summary_bias` of scores that hold Relative Δ figures; None for others."""
+    return _summary_bias(result, split, flat, sources) if _has_relative_delta(flat) else None
+
+
+def exposure_summary(result: TaskResult, sources: Sequence[str], cutoffs: Sequence[int] = SUMMARY_CUTOFFS) -> str:
+    """ΔNDSR@k (:mod:`airbench_mteb.metrics.ndsr`) of each compared source, with its t-test's p-value, in the
+    paper's tie order and, where the results hold it, tie-neutral, per split of the ``mixed`` setting; empty for
+    results written without it."""
+    reference, *others = sources
+    found = [(split, scores, flat) for split, subsets in result.scores.items() for scores in subsets
+             if "ndsr_queries" in (flat := scores.get("source_bias") or {})]
+    if not found:
+        return ""
+    neutral = all(tie_neutral_name(f"delta_ndsr_at_{cutoffs[0]}_{others[0]}") in flat for *_, flat in found)
+    suffixes = ("", tie_neutral_name("")) if neutral else ("",)
+    rows = [["task", "split", "setting", *(f"ΔNDSR@{k}:{other}{' tie-neutral' * bool(suffix)}" for suffix in suffixes
+                                           for other in others for k in cutoffs)]]
+    rows += [[result.task_name, split, f"{scores['hf_subset']} ({flat['ndsr_queries']} queries)",
+              *(_ndsr_cell(flat, f"delta_ndsr_at_{k}_{other}{suffix}") for suffix in suffixes for other in others
+                for k in cutoffs)] for split, scores, flat in found]
+    legend = (f"ΔNDSR@k: normalized discounted source ratio of {reference} minus that of the compared source in the "
+              f"top k (Huang et al., arXiv 2604.06163; no qrels needed; > 0 favours {reference}), p: one-sample "
+              "t-test over queries; exact ties ranked by document id ascending, as that paper does (trec_eval, and "
+              "the Relative Δ above: descending)")
+    return "\n".join([_aligned(rows), legend + ("; tie-neutral: expected over every order of exactly tied scores"
+                                                 if neutral else "")])
+
+
+def _ndsr_cell(flat: Mapping[str, Any], key: str) -> str:
+    if key not in flat:
+        return ""
+    return f"{flat[key]:+.3f} (p {flat[f'{key}_p_value']:.2g})"
 
 
 def _aligned(rows: Sequence[Sequence[str]]) -> str:
@@ -182,8 +228,7 @@ def tie_summary(result: TaskResult, sources: Sequence[str], cutoffs: Sequence[in
     rows, notes = [header], []
     for split, subsets in result.scores.items():
         for scores in subsets:
-            flat = scores.get("source_bias")
-            bias = _summary_bias(result, split, flat, sources) if flat else None
+            bias = _bias_of(result, split, scores.get("source_bias"), sources)
             if bias is None or bias.ties is None or any(bias.sources[o].tie_neutral is None for o in others):
                 continue
             ties = bias.ties
@@ -218,7 +263,7 @@ def _tie_note(task: str, split: str, bias: SourceBias, other: str, k: int) -> st
             "over tie orders)")
 
 
-def _summary_bias(result: TaskResult, split: str, flat: dict[str, float], sources: Sequence[str]) -> SourceBias:
+def _summary_bias(result: TaskResult, split: str, flat: Mapping[str, Any], sources: Sequence[str]) -> SourceBias:
     """The source-bias scores of a result as labelled by ``sources``; results whose labels differ (written
     under another label -> corpus file mapping) are refused in one line, not read half."""
     try:

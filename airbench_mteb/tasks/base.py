@@ -137,16 +137,33 @@ class PluginRetrievalTask(HookedRetrievalTask):
                        prediction_folder: Path | None = None, num_proc: int | None = None, **kwargs: Any) -> Any:
         from airbench_mteb.models.embedding_cache import with_embedding_cache
         from airbench_mteb.models.rerankers import as_search_model
-        from airbench_mteb.tasks.closed_book import is_closed_book, retrieve_only
+        from airbench_mteb.tasks.closed_book import is_closed_book
 
         self._scored_model = getattr(model, "mteb_model_meta", None)  # whose per-query scores are kept
         model = as_search_model(with_embedding_cache(model))  # an encoder: length order, top k on its device
         if is_closed_book(data_split):  # no qrels here (AIR-Bench test): rankings for the leaderboard, no scores
-            return retrieve_only(self, model, data_split, hf_split=hf_split, hf_subset=hf_subset,
-                                 encode_kwargs=encode_kwargs, prediction_folder=prediction_folder, num_proc=num_proc)
+            return self.evaluate_closed_book(model, data_split, hf_split=hf_split, hf_subset=hf_subset,
+                                             encode_kwargs=encode_kwargs, prediction_folder=prediction_folder,
+                                             num_proc=num_proc)
         return self.stock_evaluate_split(model, data_split, hf_split=hf_split, hf_subset=hf_subset,
                                          encode_kwargs=encode_kwargs, prediction_folder=prediction_folder,
                                          num_proc=num_proc, **kwargs)
+
+    def evaluate_closed_book(self, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
+                             prediction_folder: Path | None = None, num_proc: int | None = None) -> dict[str, Any]:
+        """A split without qrels: its rankings saved for scoring elsewhere, no scores
+        (:func:`~airbench_mteb.tasks.closed_book.retrieve_only`); ``model`` is already a search model."""
+        from airbench_mteb.tasks.closed_book import retrieve_only
+
+        return retrieve_only(self, model, data_split, hf_split=hf_split, hf_subset=hf_subset,
+                             encode_kwargs=encode_kwargs, prediction_folder=prediction_folder, num_proc=num_proc)
+
+    def keep_query_scores(self, hf_split: str, hf_subset: str, kept: QueryScores) -> dict[str, str]:
+        """Hold ``kept`` for the results file (:mod:`airbench_mteb.data.per_query`); the score dict's digest key."""
+        meta = getattr(self, "_scored_model", None)
+        if meta is not None:
+            remember(meta.name, meta.revision, self.metadata.name, self.metadata.revision, hf_split, hf_subset, kept)
+        return {DIGEST_KEY: kept.digest()}
 
     def query_scores(self, scores: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
                      results: Mapping[str, Mapping[str, float]], hf_subset: str) -> QueryScores:
@@ -165,15 +182,12 @@ class PluginRetrievalTask(HookedRetrievalTask):
         values behind them held for the results file (:mod:`airbench_mteb.data.per_query`), bound to these scores
         by their digest (``per_query_sha256``)."""
         kept = self.query_scores(scores, qrels, results, hf_subset)
-        meta = getattr(self, "_scored_model", None)
-        if meta is not None:
-            remember(meta.name, meta.revision, self.metadata.name, self.metadata.revision, hf_split, hf_subset, kept)
+        digest = self.keep_query_scores(hf_split, hf_subset, kept)
         coverage = label_coverage(kept.metrics)
         tie_neutral = tie_neutral_ndcg_mean(qrels, results, kept.query_ids, 10)
         resampling = configured_resampling()
         intervals = {} if resampling is None else interval_scores(kept.metrics, resampling)
-        return {**coverage, **tie_neutral, **intervals, CI_SETTINGS: settings_label(resampling),
-                DIGEST_KEY: kept.digest()}
+        return {**coverage, **tie_neutral, **intervals, CI_SETTINGS: settings_label(resampling), **digest}
 
     def save_predictions(self, predictions: Any, model: Any, prediction_folder: Path, *, hf_split: str,
                          hf_subset: str) -> None:

@@ -44,6 +44,18 @@ def _how_to_submit(task: HookedRetrievalTask, prediction_folder: Path | None) ->
             "then upload the zip to the AIR-Bench leaderboard")
 
 
+def search_split(task: HookedRetrievalTask, model: Any, data_split: Any, *, hf_split: str, hf_subset: str,
+                 encode_kwargs: Any, num_proc: int | None = None) -> dict[str, dict[str, float]]:
+    """Every query of a split searched to the task's depth (max(k_values), or the depth convert_to_reranking
+    asked for), as MTEB's search would, without scoring: ``{query_id: {doc_id: score}}``."""
+    search = as_search_model(model)
+    context = {"task_metadata": task.metadata, "hf_split": hf_split, "hf_subset": hf_subset,
+               "encode_kwargs": encode_kwargs, "num_proc": num_proc}
+    search.index(data_split["corpus"], **context)
+    return search.search(data_split["queries"], top_k=task.search_depth, top_ranked=data_split["top_ranked"],
+                         **context)
+
+
 def retrieve_only(task: HookedRetrievalTask, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
                   prediction_folder: Path | None = None, num_proc: int | None = None) -> dict[str, Any]:
     """Search every query of a split without qrels, save the rankings, and return a scores dict without scores.
@@ -55,12 +67,8 @@ def retrieve_only(task: HookedRetrievalTask, model: Any, data_split: Any, *, hf_
     where = f"{task.metadata.name} {hf_split}" + ("" if hf_subset == "default" else f" ({hf_subset})")
     saved, kept = None, 0
     if prediction_folder is not None:
-        search = as_search_model(model)
-        context = {"task_metadata": task.metadata, "hf_split": hf_split, "hf_subset": hf_subset,
-                   "encode_kwargs": encode_kwargs, "num_proc": num_proc}
-        search.index(data_split["corpus"], **context)
-        # max(k_values), or the depth convert_to_reranking asked for
-        results = search.search(queries, top_k=task.search_depth, top_ranked=data_split["top_ranked"], **context)
+        results = search_split(task, model, data_split, hf_split=hf_split, hf_subset=hf_subset,
+                               encode_kwargs=encode_kwargs, num_proc=num_proc)
         task.save_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
         saved = str(task.predictions_path(prediction_folder))
         kept = max((len(docs) for docs in results.values()), default=0)

@@ -17,8 +17,16 @@ section 4, and the authors' tool), each on ``eng-Latn`` data unless told otherwi
   sources broken toward the reference and toward ``source`` (``<Δ key>_ties_to_<source>``), and the
   queries whose top k such a tie decides (``tie_decided_queries_at_<k>``, ``tie_decided_share_at_<k>``);
   see :mod:`airbench_mteb.metrics.tie_neutral`;
+  Under ``source_bias`` too, the qrels-free source exposure of the same ranking (Huang et al., arXiv 2604.06163):
+  ``ndsr_at_<k>_<source>``, ``delta_ndsr_at_<k>_<source>`` with its one-sample t-test ``<key>_p_value``, each
+  also ``_tie_neutral``; ties ranked by document id ascending as in that paper (``ndsr_tie_order``), not as
+  trec_eval; see :mod:`airbench_mteb.metrics.ndsr`;
 * ``mixed-all-relevant``: the same corpus and scores as ``mixed`` without the per-source
   scoring (the paper's "human+llama2" run).
+
+A folder without qrels (a user's own mixed corpus, :func:`make_source_bias_task`) is measured in the ``mixed``
+setting only, by source exposure: every query of ``queries.jsonl`` is searched and ``source_bias`` holds the
+ΔNDSR keys alone; the main score is NaN, as for any split without qrels.
 
 Pick settings with ``mteb.get_task(name, hf_subsets=[...])`` or ``airbench-mteb bias --settings``.
 Titles are dropped, as in the paper, unless the task's ``keep_titles`` is true (constructor
@@ -55,16 +63,18 @@ from airbench_mteb.data.cocktail_source import (
     setting_data,
     settings_of,
 )
-from airbench_mteb.data.errors import DatasetError, OptionError
+from airbench_mteb.data.errors import OptionError
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.bias_uncertainty import SourceVectors, with_uncertainty
+from airbench_mteb.metrics.ndsr import exposure_scores, ndsr_vectors, source_exposure_scores
 from airbench_mteb.metrics.per_query import per_source_query_scores
 from airbench_mteb.metrics.resampling import configured_resampling
 from airbench_mteb.metrics.source_bias import flatten, source_bias
 from airbench_mteb.settings import current_settings
 from airbench_mteb.tasks.base import PluginRetrievalTask
+from airbench_mteb.tasks.closed_book import CLOSED_BOOK, search_split
 from airbench_mteb.tasks.factory import build_task_class, expose
 from airbench_mteb.tasks.selection import check_selection
 from airbench_mteb.tasks.statistics import split_of_subsets, subset_sizes
@@ -93,6 +103,7 @@ class SourceBiasTask(PluginRetrievalTask):
     """
 
     sources: tuple[tuple[str, str], ...]
+    labelled: bool = True  # False: a folder without qrels, measured by source exposure (ΔNDSR) only
     # Cocktail reports k = 1, 3, 5; its scripts also evaluate 10 and 100. Retrieval keeps the top 100.
     k_values = (1, 3, 5, 10, 100)
 
@@ -124,7 +135,7 @@ class SourceBiasTask(PluginRetrievalTask):
             reference = next(iter(self._corpora.corpora.values()))
             self._doc_sources = doc_sources(self.stems, corpus_ids(reference).to_pylist())
         if split not in self._splits:
-            self._splits[split] = read_multi_source_split(self._corpora, split)
+            self._splits[split] = read_multi_source_split(self._corpora, split, labelled=self.labelled)
         return setting_data(self._splits[split], self.stems, hf_subset)
 
     def query_scores(self, scores: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
@@ -154,7 +165,30 @@ class SourceBiasTask(PluginRetrievalTask):
         resampling = configured_resampling()
         if resampling is not None:
             bias = with_uncertainty(bias, self._source_vectors, resampling)
-        return {**intervals, "source_bias": flatten(bias)}
+        exposure = source_exposure_scores(results, self._doc_sources, labels, self.k_values)
+        return {**intervals, "source_bias": {**flatten(bias), **exposure}}
+
+    def evaluate_closed_book(self, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
+                             prediction_folder: Path | None = None, num_proc: int | None = None) -> dict[str, Any]:
+        """The ``mixed`` setting of a split without qrels: every query searched, its source exposure (ΔNDSR, per
+        query kept for the results file) under ``source_bias``, the main score NaN; other settings as the base's."""
+        if hf_subset != MIXED:
+            return super().evaluate_closed_book(model, data_split, hf_split=hf_split, hf_subset=hf_subset,
+                                                encode_kwargs=encode_kwargs, prediction_folder=prediction_folder,
+                                                num_proc=num_proc)
+        results = search_split(self, model, data_split, hf_split=hf_split, hf_subset=hf_subset,
+                               encode_kwargs=encode_kwargs, num_proc=num_proc)
+        if prediction_folder is not None:
+            self.save_predictions(results, model, prediction_folder, hf_subset=hf_subset, hf_split=hf_split)
+        labels = [label for label, _ in self.sources]
+        query_ids = tuple(sorted(results))
+        vectors = ndsr_vectors(results, self._doc_sources, labels, self.k_values, query_ids)
+        book = {"reason": "no qrels: source exposure (delta_ndsr) only", "queries": len(query_ids),
+                "top_k": max((len(docs) for docs in results.values()), default=0),
+                "predictions": None if prediction_folder is None else str(self.predictions_path(prediction_folder)),
+                "next": "add qrels/<split>.tsv to the folder for ranking performance and Relative Δ"}
+        return {self.metadata.main_score: float("nan"), "source_bias": exposure_scores(vectors, labels, self.k_values),
+                CLOSED_BOOK: book, **self.keep_query_scores(hf_split, hf_subset, QueryScores(query_ids, vectors))}
 
 
 def eval_langs(labels: Sequence[str], languages: Sequence[str] = ("eng-Latn",)) -> dict[str, list[str]]:
@@ -283,10 +317,11 @@ def parse_sources(sources: Sequence[str] | Mapping[str, str]) -> tuple[tuple[str
 
 def source_bias_task_class(folder: Path, sources: tuple[tuple[str, str], ...], splits: Sequence[str], *, name: str,
                            languages: Sequence[str] = ("eng-Latn",), license: str = "not specified",
-                           revision: str = LOCAL_REVISION) -> type[FolderSourceBiasTask]:
+                           revision: str = LOCAL_REVISION, labelled: bool = True) -> type[FolderSourceBiasTask]:
     """The class of a source-bias task over ``folder``; its statistics go into ``folder/descriptive_stats``."""
     return build_task_class(
-        FolderSourceBiasTask, name, module=__name__, attributes={"sources": sources, "folder": folder},
+        FolderSourceBiasTask, name, module=__name__,
+        attributes={"sources": sources, "folder": folder, "labelled": labelled},
         stats_folder=lambda: folder / "descriptive_stats",
         name=name,
         description=f"Source bias on {folder}: sources {', '.join(f'{label}={stem}' for label, stem in sources)} "
@@ -308,6 +343,9 @@ def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[s
                           keep_titles: bool | None = None) -> FolderSourceBiasTask:
     """A task that evaluates ``folder`` (``corpus/<source>.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``).
 
+    A folder without any ``qrels/<split>.tsv`` is measured by source exposure alone (module docstring): its one
+    split is named by ``splits`` (default ``test``) and its one setting is ``mixed``.
+
     The task is not added to mteb's registry: a caller that loads results by name registers its class
     (``airbench_mteb.registry.register_tasks([type(task)])``).
 
@@ -315,7 +353,7 @@ def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[s
         folder: the multi-source folder; every corpus file must hold the same ``_id`` set.
         sources: corpus file stems (or ``label=stem``), the reference source (e.g. human) first.
         name: the MTEB task name (default ``SourceBias_<folder name>``).
-        splits: splits to evaluate (default: every ``qrels/*.tsv``).
+        splits: splits to evaluate (default: every ``qrels/*.tsv``; without qrels, the one split's name).
         settings: subsets to evaluate (default: all; see the module docstring).
         languages: language-script codes of the data.
         keep_titles: keep document titles (default: ``AIRBENCH_MTEB_KEEP_TITLES``).
@@ -323,10 +361,11 @@ def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[s
     folder = Path(folder).resolve()
     pairs = parse_sources(sources)
     present = sorted(p.stem for p in (folder / "qrels").glob("*.tsv"))
-    if not present:
-        raise DatasetError("holds no <split>.tsv file", path=folder / "qrels")
+    labelled = bool(present)
+    if not labelled:
+        present, settings = _unlabelled_selection(folder, splits, settings)
     cls = source_bias_task_class(folder, pairs, present, name=name or "SourceBias_" + task_name_part(folder.name),
-                                 languages=languages)
+                                 languages=languages, labelled=labelled)
     task = cls(keep_titles=keep_titles)
     check_selection(task, splits, settings, subsets_option="--settings")
     if splits:
@@ -334,6 +373,23 @@ def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[s
     if settings:
         task.filter_languages(None, hf_subsets=list(settings))
     return task
+
+
+def _unlabelled_selection(folder: Path, splits: Sequence[str] | None,
+                          settings: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """The split and setting of a folder without qrels: one split (``test`` unless named), ``mixed`` only.
+
+    Raises:
+        OptionError: more than one split, or a setting other than ``mixed``.
+    """
+    if splits and len(splits) > 1:
+        raise OptionError(f"--eval-splits {' '.join(splits)}: {folder / 'qrels'} holds no <split>.tsv, so the "
+                          "folder has one split (its queries.jsonl); name one")
+    others = [setting for setting in settings or () if setting != MIXED]
+    if others:
+        raise OptionError(f"--settings {' '.join(others)}: {folder / 'qrels'} holds no <split>.tsv, so only the "
+                          f"{MIXED} setting is measured (source exposure, delta_ndsr)")
+    return list(splits or ["test"]), [MIXED]
 
 
 def user_task_class(entry: CocktailFolderEntry) -> type[FolderSourceBiasTask]:
