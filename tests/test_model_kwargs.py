@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 import airbench_mteb  # noqa: F401  (registers tasks and models)
 from airbench_mteb.cli import main
 from airbench_mteb.commands.model_kwargs import model_kwargs, parse_model_kwargs, parse_value
-from airbench_mteb.data.errors import OptionError
+from airbench_mteb.data.errors import DatasetError, OptionError
+from airbench_mteb.data.predictions import Predictions, one_model, predictions_path, read_predictions
 from airbench_mteb.models.arguments import accepted_kwargs, meta_label, model_label
 from airbench_mteb.registry import model_with_arguments
+from airbench_mteb.report.compare import read_model_predictions
 from airbench_mteb.report.results import read_results
 from tests.conftest import SAMPLE_DATA
 
@@ -139,3 +141,35 @@ def test_a_run_with_arguments_beside_the_default_run(tmp_path: Path, capsys: pyt
     assert mixed == {BM25: pytest.approx(0.75), "airbench-mteb/bm25 (b=0.75, k1=1.2)": pytest.approx(0.76875)}
     rankings = json.loads((tmp_path / "predictions" / "CocktailNQUTD_predictions.json").read_text())
     assert rankings["mteb_model_meta"]["experiment_kwargs"] == {"b": 0.75, "k1": 1.2}  # replaced, never mixed
+
+
+def _rankings(folder: Path, task: str, kwargs: dict[str, Any] | None) -> Path:
+    path = predictions_path(folder, task)
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(Predictions(path, task, BM25, "2", {"default": {"test": {"q": {"d": 1.0}}}},
+                                           experiment_kwargs=kwargs).to_json()))
+    return path
+
+
+def test_rankings_keep_the_arguments_and_never_pass_for_the_default_run(tmp_path: Path) -> None:
+    tuned = read_predictions(_rankings(tmp_path / "tuned", "A", {"k1": 1.2, "b": 0.75}))
+    default = read_predictions(_rankings(tmp_path / "default", "A", None))
+    assert tuned.model == (BM25, "2", {"k1": 1.2, "b": 0.75}) and default.model == (BM25, "2", {})
+    assert "experiment_kwargs" not in json.loads(default.path.read_text())["mteb_model_meta"]  # as MTEB writes it
+    with pytest.raises(DatasetError, match="predictions of two models in one folder"):
+        one_model([tuned, default])
+    # compare (SSCI/RCCI) names each folder by its label: the two runs are two models
+    assert read_model_predictions(tmp_path / "tuned").model == "airbench-mteb/bm25 (b=0.75, k1=1.2)"
+    assert read_model_predictions(tmp_path / "default").model == BM25
+
+
+@pytest.mark.slow
+def test_bias_names_the_model_with_its_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bias", "-m", BM25, "--model-kwargs", "k1=1.2", "b=0.75", "-t", "CocktailNQUTD", "--settings", "mixed",
+                 "--data-dir", str(SAMPLE_DATA), "--output-folder", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "airbench-mteb/bm25 (b=0.75, k1=1.2)"
+    (path,) = tmp_path.rglob("CocktailNQUTD.json")
+    assert path.parent.name == "b_0.75__k1_1.2"
+    mixed = next(s for s in json.loads(path.read_text())["scores"]["test"] if s["hf_subset"] == "mixed")
+    assert mixed["source_bias"]["relative_delta_ndcg_at_1_llm"] == pytest.approx(37.4, abs=0.05)  # the paper's +37.2
