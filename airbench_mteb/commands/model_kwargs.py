@@ -74,7 +74,8 @@ def model_kwargs(items: Sequence[str], model_name: str, revision: str | None = N
     kwargs = parse_model_kwargs(items)
     if not kwargs:
         return kwargs
-    accepted = accepted_kwargs(mteb.get_model_meta(model_name, revision, fetch_from_hf=True).loader)
+    loader = mteb.get_model_meta(model_name, revision, fetch_from_hf=True).loader
+    accepted = None if loader is None else accepted_kwargs(loader)  # no loader: MTEB says so when it loads
     unknown = sorted(set(kwargs) - set(accepted if accepted is not None else kwargs))
     if unknown:
         raise OptionError(f"{OPTION}: {model_name} does not take {', '.join(map(repr, unknown))} "
