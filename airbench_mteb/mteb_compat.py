@@ -16,10 +16,11 @@ This module imports nothing from the plugin, so every layer may use it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -128,6 +129,23 @@ def add_model_metas(metas: Iterable[ModelMeta]) -> None:
 
     for meta in metas:
         MODEL_REGISTRY[meta.name] = meta
+
+
+@contextlib.contextmanager
+def model_meta_registered(meta: ModelMeta) -> Iterator[None]:
+    """``meta`` in mteb's model registry under its name while the block runs; what was there before (or nothing)
+    is back afterwards."""
+    from mteb.models.model_implementations import MODEL_REGISTRY
+
+    before = MODEL_REGISTRY.get(meta.name)
+    MODEL_REGISTRY[meta.name] = meta
+    try:
+        yield
+    finally:
+        if before is None:
+            MODEL_REGISTRY.pop(meta.name, None)
+        else:
+            MODEL_REGISTRY[meta.name] = before
 
 
 # --- plugin retrieval tasks (mteb 2.26.x, checked on 2.26.24) -----------------------------------

@@ -7,11 +7,13 @@ that take them (its registries, its results cache check and writer) are reached 
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from airbench_mteb import mteb_compat
+from airbench_mteb.data.errors import OptionError
 
 if TYPE_CHECKING:
     from mteb import AbsTask, Benchmark
@@ -61,6 +63,34 @@ def register_benchmarks(make_benchmarks: Callable[[], Iterable[Benchmark]]) -> N
 def register_models(metas: Iterable[ModelMeta]) -> None:
     """Expose model aliases to mteb.get_model(_meta) and `mteb run -m`."""
     mteb_compat.add_model_metas(metas)
+
+
+@contextlib.contextmanager
+def model_with_arguments(name: str, revision: str | None, kwargs: Mapping[str, Any]) -> Iterator[None]:
+    """While the block runs, ``mteb.get_model(name)`` (and so ``mteb run -m name``) loads the model as
+    ``mteb.get_model(name, **kwargs)`` does, through MTEB's own ``get_model_meta(name, experiment_kwargs=kwargs)``:
+    the loader gets ``kwargs``, the results go to the experiment's folder. A loader that refuses a value
+    (``ValueError``, ``TypeError``) raises an :class:`OptionError` naming the model and the arguments."""
+    import mteb
+
+    if not kwargs:
+        yield
+        return
+    meta = mteb.get_model_meta(name, revision, fetch_from_hf=True, experiment_kwargs=dict(kwargs))
+    with mteb_compat.model_meta_registered(meta.model_copy(update={"loader": _refusing(meta.loader, name, kwargs)})):
+        yield
+
+
+def _refusing(loader: Callable[..., Any], name: str, kwargs: Mapping[str, Any]) -> Callable[..., Any]:
+    def load(*args: Any, **given: Any) -> Any:
+        try:
+            return loader(*args, **given)
+        except (TypeError, ValueError) as error:
+            from airbench_mteb.models.arguments import model_label
+
+            raise OptionError(f"{model_label(name, kwargs)}: the model's loader refused these arguments "
+                              f"({type(error).__name__}: {error})") from None
+    return load
 
 
 def resolve_model(name_or_folder: str) -> str:

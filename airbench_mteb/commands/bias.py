@@ -18,10 +18,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.commands.model_kwargs import add_model_kwargs_argument, model_kwargs
 from airbench_mteb.commands.names import UnknownNameError, check_task_names, model_argument
 from airbench_mteb.commands.run import apply_data_dir, check_positive_option
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.registry import register_tasks
+from airbench_mteb.registry import model_with_arguments, register_tasks
 
 
 def _tasks(args: argparse.Namespace) -> list[Any]:
@@ -57,11 +58,16 @@ def _tasks(args: argparse.Namespace) -> list[Any]:
 def bias(args: argparse.Namespace) -> int:
     import mteb
 
+    from airbench_mteb.models.arguments import meta_label
     from airbench_mteb.report.bias import bias_summary_table
 
     check_positive_option("--batch-size", args.batch_size)
     tasks = _tasks(args)
-    model = mteb.get_model(model_argument(args.model))
+    name = model_argument(args.model)
+    kwargs = model_kwargs(args.model_kwargs, name)
+    with model_with_arguments(name, None, kwargs):
+        model = mteb.get_model(name)
+    print(meta_label(model.mteb_model_meta))
     options: dict[str, Any] = {"cache": mteb.ResultCache(args.output_folder)} if args.output_folder else {}
     results = mteb.evaluate(model, tasks, encode_kwargs={"batch_size": args.batch_size} if args.batch_size else {},
                             overwrite_strategy=args.overwrite_strategy, **options)
@@ -78,6 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "bias", help="ranking performance and source bias (Cocktail settings) of a model",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-m", "--model", required=True, help="model name, bundled alias or local model folder")
+    add_model_kwargs_argument(parser)
     parser.add_argument("-t", "--tasks", nargs="+", help="source-bias tasks, e.g. CocktailNFCorpus CocktailNQUTD")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="with -t: local mirror root; with --sources: the multi-source folder to evaluate")

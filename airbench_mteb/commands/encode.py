@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from airbench_mteb.commands.model_kwargs import OPTION, add_model_kwargs_argument, model_kwargs
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.errors import DatasetError
@@ -23,6 +24,7 @@ def _encode(args: argparse.Namespace) -> int:
     check_task_names(args.tasks)
     check_benchmark_names(args.benchmarks)
     model = model_argument(args.model)
+    kwargs = model_kwargs(args.model_kwargs, model)
     if args.benchmarks:
         tasks = [task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks]
     else:
@@ -30,13 +32,14 @@ def _encode(args: argparse.Namespace) -> int:
     # the options, the cache folder and the model are checked there, before Ray starts
     summary = encode_corpora(model, tasks, ray_address=args.ray_address, num_workers=args.num_workers,
                              gpus_per_worker=args.gpus_per_worker, batch_size=args.batch_size,
-                             rows_per_block=args.rows_per_block)
+                             rows_per_block=args.rows_per_block, loader_kwargs=kwargs)
     print(summary.line())
     if not summary.complete:
         raise DatasetError(f"only {summary.stored:,} of {summary.documents:,} documents are in the embedding cache "
                            f"as this machine reads it; a following run encodes the other "
                            f"{summary.documents - summary.stored:,} (see the warnings above)", path=summary.cache_root)
-    print(f"now `airbench-mteb run -m {args.model} ...` (same embedding cache) encodes no corpus document again")
+    same = f" {OPTION} {' '.join(args.model_kwargs)}" if kwargs else ""
+    print(f"now `airbench-mteb run -m {args.model}{same} ...` (same embedding cache) encodes no corpus document again")
     return 0
 
 
@@ -51,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     f"following `run` of the same model and tasks encodes no corpus document. Needs the "
                     f"`distributed` extra.")
     parser.add_argument("-m", "--model", required=True, help="a model name mteb knows, or a local model folder")
+    add_model_kwargs_argument(parser)
     selection = parser.add_mutually_exclusive_group(required=True)
     selection.add_argument("-t", "--tasks", nargs="+", help="task names")
     selection.add_argument("-b", "--benchmarks", nargs="+", help="benchmark names")

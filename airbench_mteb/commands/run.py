@@ -8,10 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.commands.model_kwargs import OPTION, add_model_kwargs_argument, model_kwargs
 from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.data.errors import OptionError
 from airbench_mteb.mteb_compat import add_mteb_cli_parsers
-from airbench_mteb.registry import register_models
+from airbench_mteb.registry import model_with_arguments, register_models
 from airbench_mteb.settings import DATA_DIR_ENV, configure, current_settings
 
 logger = logging.getLogger(__name__)
@@ -112,6 +113,7 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
     run_parser.add_argument("--no-ci", action="store_true",
                             help="no confidence intervals in the results (per-query scores are still kept); "
                                  "$AIRBENCH_MTEB_CI=off does the same for mteb run and scripts")
+    add_model_kwargs_argument(run_parser)
     mteb_run = run_parser.get_default("func")
 
     def run(args: argparse.Namespace) -> int:
@@ -127,12 +129,16 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
         check_task_names(args.tasks)
         check_benchmark_names(args.benchmarks)
         args.model = model_argument(args.model, args.model_revision)
+        kwargs = model_kwargs(args.model_kwargs, args.model, args.model_revision)
         if args.previous_results is not None:
+            if kwargs:
+                raise OptionError(f"{OPTION} with --previous-results: re-ranking takes no model arguments yet")
             args.model = rerank_model_argument(args.model, args.previous_results, args.rerank_top_k)
-        mteb_run(args)
-        write_missing_rankings(args, mteb_run)
-        for line in run_summary(Path(args.output_folder), mteb.get_model_meta(args.model, args.model_revision),
-                                [task.metadata.name for task in selected_tasks(args)]):
+        with model_with_arguments(args.model, args.model_revision, kwargs):
+            mteb_run(args)
+            write_missing_rankings(args, mteb_run)
+            meta = mteb.get_model_meta(args.model, args.model_revision)
+        for line in run_summary(Path(args.output_folder), meta, [task.metadata.name for task in selected_tasks(args)]):
             print(line)
         return 0
 

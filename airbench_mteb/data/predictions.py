@@ -1,5 +1,7 @@
 """MTEB's prediction files (``--prediction-folder``): ``<task>_predictions.json`` holding
 ``{"mteb_model_meta": {"model_name", "revision"}, <subset>: {<split>: {qid: {docid: score}}}}``.
+A model loaded with arguments (MTEB's ``experiment_kwargs``) has them in ``mteb_model_meta`` too, so the
+rankings of a run with arguments are never taken for the default run's.
 
 Files the plugin's tasks write also hold ``"dataset_revision"``: the fingerprint of the data the
 rankings were computed on (the results' ``dataset_revision``). Whatever consumes rankings (re-ranking,
@@ -32,10 +34,17 @@ class Predictions:
     revision: str | None
     runs: dict[str, dict[str, Run]]  # subset -> split -> run
     dataset_revision: str | None = None  # None: written by an older version or by another tool
+    experiment_kwargs: dict[str, Any] | None = None  # the model's loader arguments; None: its defaults
+
+    @property
+    def model(self) -> tuple[str, str | None, dict[str, Any]]:
+        """Which model, revision and arguments made these rankings."""
+        return self.model_name, self.revision, self.experiment_kwargs or {}
 
     def to_json(self) -> dict[str, Any]:
         """The file's content, as MTEB writes it plus the data fingerprint."""
-        return {MODEL_META_KEY: {"model_name": self.model_name, "revision": self.revision},
+        meta = {"model_name": self.model_name, "revision": self.revision}
+        return {MODEL_META_KEY: {**meta, "experiment_kwargs": self.experiment_kwargs} if self.experiment_kwargs else meta,
                 DATASET_REVISION_KEY: self.dataset_revision, **self.runs}
 
     def run(self, subset: str, split: str) -> Run:
@@ -113,8 +122,12 @@ def read_predictions(path: Path) -> Predictions:
     for subset, splits in runs.items():
         if not isinstance(splits, dict):
             raise DatasetError(f"subset {subset!r} is not an object {{split: run}}", path=path)
+    experiment = meta.get("experiment_kwargs")
+    if experiment is not None and not isinstance(experiment, dict):
+        raise DatasetError(f"mteb_model_meta.experiment_kwargs must be an object, got {experiment!r}", path=path)
     return Predictions(path=path, task_name=path.name.removesuffix(PREDICTIONS_SUFFIX), model_name=meta["model_name"],
-                       revision=meta.get("revision"), runs=runs, dataset_revision=dataset_revision)
+                       revision=meta.get("revision"), runs=runs, dataset_revision=dataset_revision,
+                       experiment_kwargs=experiment)
 
 
 def read_prediction_folder(folder: Path) -> list[Predictions]:
@@ -127,13 +140,19 @@ def read_prediction_folder(folder: Path) -> list[Predictions]:
 
 
 def one_model(predictions: list[Predictions]) -> tuple[str, str | None]:
-    """The (model name, revision) all the files share; files of two models are an error naming both."""
+    """The (model name, revision) all the files share; files of two models (or of one model with other
+    arguments) are an error naming both."""
     first = predictions[0]
     for other in predictions[1:]:
-        if (other.model_name, other.revision) != (first.model_name, first.revision):
-            raise DatasetError(f"predictions of two models in one folder: {first.model_name} ({first.revision}) in "
-                               f"{first.path.name}, {other.model_name} ({other.revision}) here", path=other.path)
+        if other.model != first.model:
+            raise DatasetError(f"predictions of two models in one folder: {first.model_name} ({first.revision}"
+                               f"{_arguments(first)}) in {first.path.name}, {other.model_name} ({other.revision}"
+                               f"{_arguments(other)}) here", path=other.path)
     return first.model_name, first.revision
+
+
+def _arguments(predictions: Predictions) -> str:
+    return f", arguments {predictions.experiment_kwargs}" if predictions.experiment_kwargs else ""
 
 
 def check_same_data(predictions: Predictions, current_revision: str) -> None:

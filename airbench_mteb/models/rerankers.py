@@ -39,6 +39,7 @@ from airbench_mteb.data.predictions import (
     read_prediction_folder,
     read_predictions,
 )
+from airbench_mteb.models.arguments import model_label
 from airbench_mteb.models.topk_search import DeviceTopKSearch
 
 if TYPE_CHECKING:
@@ -196,7 +197,11 @@ def reranked_model_meta(reranker: ModelMeta, first_stage: Path, top_k: int = RER
     ``top<k>``, so re-ranking another first stage or depth never reuses cached results.
     """
     check_top_k(top_k)
-    first_name, first_revision = one_model(read_prediction_folder(first_stage))
+    first = read_prediction_folder(first_stage)
+    first_name, first_revision = one_model(first)
+    if first[0].experiment_kwargs:
+        raise OptionError(f"--previous-results {first_stage}: rankings of {model_label(first_name, first[0].experiment_kwargs)}"
+                          "; re-ranking a first stage run with model arguments is not supported yet")
     name = reranked_model_name(first_name, str(reranker.name))
     revision = f"{first_revision}__{reranker.revision}__top{top_k}"
     return reranker.model_copy(update={

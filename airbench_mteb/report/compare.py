@@ -28,6 +28,7 @@ from airbench_mteb.data.predictions import (
 )
 from airbench_mteb.metrics.pairwise import PairwiseComparison, Qrels, Run, compare_runs
 from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.models.arguments import model_label
 
 COMPARISON_FILE = "comparison.json"
 
@@ -36,7 +37,7 @@ COMPARISON_FILE = "comparison.json"
 class ModelPredictions:
     """One model's prediction files, by task."""
 
-    model: str
+    model: str  # its label: the name and its arguments (models.arguments.model_label)
     folder: Path
     tasks: Mapping[str, Predictions]
 
@@ -74,7 +75,7 @@ def read_model_predictions(folder: Path, tasks: Sequence[str] | None = None) -> 
     if not files:
         raise DatasetError("no predictions of the requested tasks", path=folder)
     model, _ = one_model(files)
-    return ModelPredictions(model, folder, {f.task_name: f for f in files})
+    return ModelPredictions(model_label(model, files[0].experiment_kwargs), folder, {f.task_name: f for f in files})
 
 
 def _check_same_queries(task: str, subset: str, runs: Mapping[str, Run]) -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
+from airbench_mteb.models.arguments import model_label
 
 if TYPE_CHECKING:
     from mteb.results import TaskResult
@@ -49,9 +50,7 @@ def _model_of(path: Path) -> tuple[str, str]:
         name = path.parent.parent.name.replace("__", "/")
         return name, name
     meta = read_json(meta_path)
-    kwargs = meta.get("experiment_kwargs") or {}
-    suffix = f" ({', '.join(f'{k}={v}' for k, v in sorted(kwargs.items()))})" if kwargs else ""
-    return meta["name"], f"{meta['name']}{suffix}"
+    return meta["name"], model_label(meta["name"], meta.get("experiment_kwargs"))
 
 
 def read_task_result(path: Path) -> TaskResult:

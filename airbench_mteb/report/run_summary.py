@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from airbench_mteb.models.arguments import meta_label
 from airbench_mteb.report.results import read_task_result
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK, searched
 
@@ -29,11 +30,12 @@ def _score_text(entry: dict[str, Any], main_metric: str) -> str:
 
 def run_summary(results_root: Path, meta: ModelMeta, task_names: Sequence[str]) -> list[str]:
     """One line per task: its main metric, the score of each split (and subset, where there are several) with its
-    95 % interval, and the results file; a task without a results file (it failed) says so."""
+    95 % interval, and the results file; a task without a results file (it failed) says so. A model run with
+    arguments is named first with them (:func:`~airbench_mteb.models.arguments.meta_label`)."""
     import mteb
 
     cache = mteb.ResultCache(results_root)
-    lines = []
+    lines = [f"{meta_label(meta)}:"] if meta.experiment_kwargs else []
     for name in task_names:
         path = cache.get_task_result_path(name, meta)
         if not path.is_file():

@@ -198,21 +198,22 @@ class PluginRetrievalTask(HookedRetrievalTask):
         """
         from airbench_mteb.data.files import atomic_write
         from airbench_mteb.data.predictions import Predictions, read_predictions
+        from airbench_mteb.models.arguments import meta_label, model_label
 
         path = self.predictions_path(prediction_folder)
         meta = model.mteb_model_meta
         current = Predictions(path=path, task_name=self.metadata.name, model_name=meta.name, revision=meta.revision,
-                              runs={}, dataset_revision=self.metadata.revision)
+                              runs={}, dataset_revision=self.metadata.revision,
+                              experiment_kwargs=dict(meta.experiment_kwargs or {}) or None)
         if path.exists():
             existing = read_predictions(path)
-            same = ((existing.model_name, existing.revision, existing.dataset_revision)
-                    == (current.model_name, current.revision, current.dataset_revision))
+            same = (existing.model, existing.dataset_revision) == (current.model, current.dataset_revision)
             if same:
                 current.runs = existing.runs
             else:
                 logger.warning("%s: replacing rankings of %s (data %s) with those of %s (data %s)", path,
-                               existing.model_name, existing.dataset_revision, current.model_name,
-                               current.dataset_revision)
+                               model_label(existing.model_name, existing.experiment_kwargs), existing.dataset_revision,
+                               meta_label(meta), current.dataset_revision)
         current.runs.setdefault(hf_subset, {})[hf_split] = predictions
         with atomic_write(path) as handle:
             json.dump(current.to_json(), handle)
