@@ -43,6 +43,14 @@ BM25, BM25_WORDS, MINILM = "airbench-mteb/bm25", "airbench-mteb/bm25-words", "ai
 RERANKED = ("airbench-mteb/bm25", "airbench-mteb/all-MiniLM-L6-v2")  # (retriever, reranker) of the re-ranked run
 RESAMPLES = 999
 CATALOG = Path(__file__).parents[1] / "airbench_mteb" / "catalog" / "airbench.json"
+UPSTREAM = Path(__file__).parent / "data" / "airbench_catalog.json"
+# The app's column order: the domains of air_benchmark's QATaskTable and LongDocTaskTable, per version
+APP_DOMAINS = {
+    "AIR-Bench_24.04": {"qa": ("wiki", "web", "healthcare", "law", "arxiv", "news", "finance", "msmarco"),
+                        "long-doc": ("healthcare", "arxiv", "law", "book")},
+    "AIR-Bench_24.05": {"qa": ("wiki", "web", "healthcare", "law", "arxiv", "science", "news", "finance", "msmarco"),
+                        "long-doc": ("healthcare", "arxiv", "law", "book")},
+}
 
 
 @dataclass(frozen=True)
@@ -80,12 +88,14 @@ def _safe(name: str) -> str:
     return "".join(ch.lower() for ch in name if ch.isalnum() or ch == "_")
 
 
-def catalog_columns(task_type: str, split: str) -> list[dict]:
-    """The app's benchmark columns of the version (its datasets with the split), read from the raw catalog file."""
-    entries = json.loads(CATALOG.read_text(encoding="utf-8"))["datasets"]
-    return [{"name": _safe(f"{e['domain']}_{e['language']}" + ("" if e["dataset"] == "default" else f"_{e['dataset']}")),
-             "domain": e["domain"], "lang": e["language"]}
-            for e in entries if e["version"] == VERSION and e["task_type"] == task_type and split in e["splits"]]
+def catalog_columns(task_type: str, split: str, version: str = VERSION) -> list[dict]:
+    """The app's benchmark columns of the version (its datasets with the split) in the app's order: its benchmark
+    table's domains in the order of ``air_benchmark/tasks/<version>/tasks.py`` (:data:`APP_DOMAINS`), each domain's
+    languages and datasets in the order of the official catalog (``tests/data/airbench_catalog.json``)."""
+    facts = json.loads(UPSTREAM.read_text(encoding="utf-8"))[version][task_type]
+    return [{"name": _safe(f"{domain}_{lang}" + ("" if dataset == "default" else f"_{dataset}")), "domain": domain,
+             "lang": lang} for domain in APP_DOMAINS[version][task_type]
+            for lang, datasets in facts[domain].items() for dataset, info in datasets.items() if split in info["splits"]]
 
 
 def load_raw(folder: Path) -> list[list[dict]]:
@@ -134,6 +144,19 @@ def oracle_filtered(frame: pd.DataFrame, task_type: str, domains: set[str], lang
 
 
 # --- the table equals the leaderboard's code ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", sorted(APP_DOMAINS))
+@pytest.mark.parametrize("task_type", ["qa", "long-doc"])
+def test_the_catalog_lists_the_datasets_in_the_apps_column_order(version: str, task_type: str) -> None:
+    """Columns follow the catalog, so its order is the app's (24.05 QA: science_ru 36th, after arxiv_en); the
+    Average sums the cells in that order, as the app's pandas mean does."""
+    entries = json.loads(CATALOG.read_text(encoding="utf-8"))["datasets"]
+    ours = [_safe(f"{e['domain']}_{e['language']}" + ("" if e["dataset"] == "default" else f"_{e['dataset']}"))
+            for e in entries if e["version"] == version and e["task_type"] == task_type and "test" in e["splits"]]
+    assert ours == [c["name"] for c in catalog_columns(task_type, "test", version)]
+    if (version, task_type) == ("AIR-Bench_24.05", "qa"):
+        assert ours.index("science_ru") == 35
+
 
 @pytest.mark.slow
 def test_the_table_equals_what_the_leaderboards_code_computes_from_the_files_the_command_wrote(runs: Runs) -> None:
