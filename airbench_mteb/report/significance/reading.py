@@ -32,7 +32,7 @@ from airbench_mteb.data.per_query import (
 )
 from airbench_mteb.metrics.per_query import stored_decimals
 from airbench_mteb.metrics.significance import CORRECTIONS
-from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
+from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results, unknown_task
 from airbench_mteb.report.significance.records import SignificanceError
 from airbench_mteb.settings import resampling_problem
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
@@ -65,7 +65,7 @@ def task_names(tasks: Sequence[str],
         try:
             mteb.get_task(name)
         except KeyError:
-            raise SignificanceError(f"unknown task {name!r} (`airbench-mteb available-tasks` lists them)") from None
+            raise SignificanceError(unknown_task(name)) from None
     if isinstance(benchmark, str):
         try:
             benchmark = mteb.get_benchmark(benchmark)
