@@ -144,7 +144,7 @@ def _only_digest_removed(root: Path) -> None:
     ndcg_at_10_tie_neutral), a per-query value swapped that every mean keeps."""
     _swap_two_queries(root)
     _edit_result(results_files(root, ".json")[0],
-                 lambda data: [row.pop("per_query_sha256") for rows in data["scores"].values() for row in rows])
+                 lambda data: [row.pop("per_query_sha256", None) for rows in data["scores"].values() for row in rows])
 
 
 def _significance(root: Callable[[Workspace], Path], *options: str) -> Callable[[Workspace], list[str]]:

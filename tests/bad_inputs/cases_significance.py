@@ -305,7 +305,7 @@ CASES = [
          argv=_argv(_mutated(_every_score_changed), "-m", BM25, TUNED, "-t", TASK), error="ndcg_at_10"),
     Case("significance-kept-score-nan", argv=_argv(_mutated(_nan_score), "-m", BM25, TUNED, "-t", TASK), error="nan"),
     Case("significance-nan-main-score-not-closed-book",
-         argv=_argv(_mutated(_nan_main_score), "-m", BM25, TUNED, "-t", TASK), error="NaN main score"),
+         argv=_argv(_mutated(_nan_main_score), "-m", BM25, TUNED, "-t", TASK), error="main_score is NaN"),
     Case("significance-models-scored-on-different-queries",
          argv=_argv(_mutated(_query_missing_results_agreeing), "-m", BM25, TUNED, "-t", TASK), error="scored for"),
     Case("significance-metric-not-kept", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--metrics", "precision_at_7"),

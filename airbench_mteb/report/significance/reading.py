@@ -103,21 +103,9 @@ def main_score(task: str) -> str:
 
 def splits_and_subsets(found: ModelTaskResult) -> list[tuple[str, str, bool]]:
     """(split, subset, closed-book?) of every score dict of a results file. Closed-book is what the file says
-    (its ``closed_book`` entry); a NaN main score without it is a broken result, named, not taken for one."""
-    entries = []
-    for split, subsets in found.result.scores.items():
-        for scores in subsets:
-            closed = CLOSED_BOOK in scores
-            if not closed and _is_nan(scores.get("main_score")):
-                raise SignificanceError(f"{found.path}: {split}/{scores['hf_subset']} has a NaN main score and was "
-                                        "not searched closed-book; the result is broken, rerun it "
-                                        "(--overwrite-strategy always)")
-            entries.append((split, scores["hf_subset"], closed))
-    return entries
-
-
-def _is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
+    (its ``closed_book`` entry); a NaN score without it is refused by the reader (:func:`read_results`)."""
+    return [(split, scores["hf_subset"], CLOSED_BOOK in scores)
+            for split, subsets in found.result.scores.items() for scores in subsets]
 
 
 def kept_scores(found: ModelTaskResult) -> tuple[KeptScores, Path]:
