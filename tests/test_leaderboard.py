@@ -19,6 +19,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -384,6 +385,39 @@ def test_a_rerun_replaces_the_result_files_it_wrote(runs: Runs, tmp_path: Path) 
     assert len(after) == len(before) == 4 and len(load_raw(out)) == 4
     assert math.isfinite(json.loads((out / "leaderboard.json").read_text())["tabs"]["qa"]["metrics"]["ndcg_at_10"]
                          ["rows"][0]["average"])
+
+
+# --- the page's arithmetic, in Node (where no browser is) ------------------------------------------------------------
+
+PAGE = Path(__file__).parents[1] / "airbench_mteb" / "report" / "leaderboard" / "page.html"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run the page's script")
+def test_the_pages_average_and_rank_equal_the_apps_pandas(tmp_path: Path) -> None:
+    """The page's leaderboardAverage and ranks (its own source, run by Node) against the app's rules in pandas: a
+    row's mean in the app's column order, -1 for a missing cell, numpy's rounding, rank method "min"."""
+    page = PAGE.read_text(encoding="utf-8")
+    functions = page[page.index("function round2"):page.index("function fmt(")]
+    rng = np.random.default_rng(1)
+    rows = [[50.0, 50.01], [75.34, 75.35], [40.96, 40.97, 40.965], [1.005] * 9, [2.675] * 8 + [None]]
+    for n in (*range(1, 20), 53, 64, 129):
+        for _ in range(20):
+            row = [float(v) for v in np.round(rng.uniform(0, 100, n), 2)]
+            if rng.random() < 0.1:
+                row[int(rng.integers(n))] = None
+            rows.append(row)
+    (tmp_path / "rows.json").write_text(json.dumps(rows), encoding="utf-8")
+    (tmp_path / "check.js").write_text(functions + "const rows = JSON.parse(require('fs').readFileSync("
+                                       f"{json.dumps(str(tmp_path / 'rows.json'))}, 'utf8'));\n"
+                                       "const averages = rows.map(leaderboardAverage);\n"
+                                       "console.log(JSON.stringify([averages, ranks(averages)]));\n",
+                                       encoding="utf-8")
+    done = subprocess.run(["node", str(tmp_path / "check.js")], capture_output=True, text=True, check=True)
+    averages, ranks = json.loads(done.stdout)
+    expected = [float(pd.DataFrame([[np.nan if v is None else v for v in row]]).apply(_mean_or_missing, axis=1)
+                      .round(decimals=2).iloc[0]) for row in rows]
+    assert averages == expected
+    assert ranks == leaderboard_ranks(expected)
 
 
 # --- the page, in headless Chromium -------------------------------------------------------------------------------

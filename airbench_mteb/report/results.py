@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
+from airbench_mteb.tasks.cocktail import UNREGISTERED_SOURCES_TASK
 
 if TYPE_CHECKING:
     from mteb.results import TaskResult
@@ -40,9 +41,7 @@ class ModelTaskResult:
 def unknown_task(name: str) -> str:
     """The one-line error of a task name MTEB does not know, saying why a ``bias --sources`` task is not known."""
     return (f"unknown task {name!r}: neither MTEB nor the plugin registers it (`airbench-mteb tasks` lists the "
-            "plugin's). A task made by `bias --sources` (SourceBias_<folder> or --name) exists only in that run: "
-            "register its folder (`airbench-mteb register-dataset FOLDER`) and run the models on the registered task "
-            "to use its results here")
+            f"plugin's); {UNREGISTERED_SOURCES_TASK}")
 
 
 def short_model(name: str) -> str:

@@ -278,6 +278,8 @@ CASES = [
          error="nosuch/model"),
     Case("significance-ambiguous-short-name", argv=_argv(_shared, "-m", "bm25", TUNED, "-t", TASK), error="bm25"),
     Case("significance-unknown-task", argv=_argv(_shared, "-m", BM25, TUNED, "-t", "NoSuchTask"), error="NoSuchTask"),
+    Case("significance-task-of-bias-sources", argv=_argv(_shared, "-m", BM25, TUNED, "-t", "SourceBias_my-folder"),
+         error="made by `bias --sources`"),
     Case("significance-unknown-benchmark", argv=_argv(_shared, "-m", BM25, TUNED, "-b", "NoSuchBench"),
          error="NoSuchBench"),
     Case("significance-no-task", argv=_argv(_shared, "-m", BM25, TUNED), error="-t"),
