@@ -5,6 +5,7 @@ scored, test closed-book)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -90,6 +91,35 @@ def _renamed(name: str) -> Callable[[Path], None]:
     return mutate
 
 
+def _hostile_name(name: str) -> Callable[[Workspace], list[str]]:
+    """The leaderboard command over results whose tuned BM25 is named ``name``."""
+    return _argv(_mutated(_renamed(name)))
+
+
+def _check_name_is_data(name: str) -> Callable[[Workspace, Any], None]:
+    """Both rows in the app's files, each inside ``eval_results/<version>/<retriever>/<reranker>/`` (as the app's
+    loader walks them: one row per timestamp), ``name`` exactly as given; the Markdown table two rows of 7 cells,
+    split at unescaped ``|``, no raw HTML."""
+    def check(ws: Workspace, code: Any) -> None:
+        assert code == 0, code
+        out = ws.tmp / "out"
+        version = (out / "eval_results" / "AIR-Bench_24.05").resolve()
+        files = list((out / "eval_results").rglob("results_*.json"))
+        assert all(path.resolve().parents[2] == version for path in files), files
+        rows = {json.loads(path.read_text(encoding="utf-8"))[0]["config"]["timestamp"]:
+                json.loads(path.read_text(encoding="utf-8"))[0]["config"]["retrieval_model"] for path in files}
+        assert sorted(rows.values()) == sorted(["airbench-mteb/bm25", name]), rows
+        table = [line for line in (out / "leaderboard.md").read_text(encoding="utf-8").splitlines()
+                 if line.startswith("| ") and not line.startswith("| Rank")]
+        assert len(table) == 2 and all(len(re.split(r"(?<!\\)\|", line)) == 8 for line in table), table
+        assert "<img" not in "\n".join(table) and "<b>" not in "\n".join(table)
+    return check
+
+
+HOSTILE_NAMES = {"dots": "../../..", "slash-parts": "org/../../x", "html": '<img src=x onerror="alert(1)"><b>b</b>',
+                 "pipe-newline": "a|b\nc", "long": "m" * 300, "cjk": "語" * 100, "empty-parts": "/", "dot": "."}
+
+
 def _second_revision(root: Path) -> None:
     """BM25's results copied under a second revision ``<revision>__top10`` whose dev nDCG@10 differs (0.5): a run
     of another configuration, as a re-ranked run rerun at another depth leaves it."""
@@ -137,6 +167,12 @@ def _other_splits_board(ws: Workspace) -> Any:
     return leaderboard(mutated_results("significance_results", _one_model_on_other_data)(ws), n_resamples=99)
 
 
+def _run(argv: list[str]) -> int:
+    from airbench_mteb.cli import main
+
+    return main(argv)
+
+
 def _dev_board(ws: Workspace) -> Any:
     from airbench_mteb.report.leaderboard import leaderboard
 
@@ -173,6 +209,8 @@ CASES = [
     Case("leaderboard-reranker-named-nothing", argv=_argv(_mutated(_renamed("airbench-mteb/bm25__reranked-by__"))),
          error="names the reranker ''"),
     Case("leaderboard-two-revisions-are-two-rows", call=_two_revisions_board, check=_check_two_configurations),
+    *(Case(f"leaderboard-model-name-{kind}", call=lambda ws, name=name: _run(_hostile_name(name)(ws)),
+           check=_check_name_is_data(name)) for kind, name in HOSTILE_NAMES.items()),
     Case("leaderboard-unknown-benchmark", argv=_argv(_shared, "--benchmark", "NoSuchBench"), error="NoSuchBench"),
     Case("leaderboard-not-airbench", argv=_argv(_shared, "--benchmark", "MTEB(eng, v2)"), error="AIR-Bench version"),
     Case("leaderboard-split-unknown", argv=_argv(_shared, "--split", "train"), error="train"),
