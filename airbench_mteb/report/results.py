@@ -1,7 +1,9 @@
 """The one reader of MTEB results behind the reports: ``mteb.ResultCache`` finds the files,
 ``mteb.results.TaskResult`` reads them; this module adds what MTEB lacks for a report: a
 model's display label (its experiment kwargs, e.g. BM25 parameters), selection by short
-model name, the latest file winning, and errors that name the file.
+model name, the latest file winning (or, for a table of configurations, each revision apart), and errors
+that name the file. Every retrieval number is checked as it is read (:func:`score_problem`): an edited or
+damaged file is refused in one line naming the file, task, split and key, never shown as a score.
 """
 
 from __future__ import annotations
