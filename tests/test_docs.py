@@ -4,6 +4,7 @@ its commands gives (``cog --check`` over the README and ``docs/``; tools/docs_ex
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,18 +14,25 @@ import pytest
 from tools.docs_examples import ROOT, all_blocks, command_blocks, pages
 
 COG_PAGES = [page for page in pages() if "[[[cog" in page.read_text(encoding="utf-8")]
-# A subprocess that may not reach the network: any connect() raises, so a build that tries fails loudly.
+# Loaded by every Python that the docs build starts (PYTHONPATH holds only its folder): any connect() raises, so a
+# build that tries the network fails loudly.
 NO_NETWORK = (
-    "import socket, sys\n"
+    "import socket\n"
     "def refuse(*args, **kwargs):\n"
     "    raise OSError(f'the docs build tried the network: {args}')\n"
     "socket.socket.connect = refuse\n"
     "socket.socket.connect_ex = refuse\n"
     "socket.getaddrinfo = refuse\n"
-    "from mkdocs.__main__ import cli\n"
-    "sys.argv = ['mkdocs', *sys.argv[1:]]\n"
-    "cli()\n"
 )
+
+
+def mkdocs(*args: str, scratch: Path) -> subprocess.CompletedProcess[str]:
+    """The ``mkdocs`` console script of this environment run as the README types it, from the repository root, the
+    network refused; nothing but that refusal on PYTHONPATH (the command puts no folder of its own there)."""
+    (scratch / "sitecustomize.py").write_text(NO_NETWORK, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(scratch)}
+    return subprocess.run([str(Path(sys.executable).with_name("mkdocs")), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
 
 
 def test_a_cog_block_and_a_marked_block_are_run_and_not_run(tmp_path: Path) -> None:
@@ -79,8 +87,7 @@ def test_a_page_shows_what_a_fresh_run_of_its_commands_gives(page: Path) -> None
 @pytest.mark.slow
 def test_the_site_builds_offline_with_strict(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-c", NO_NETWORK, "build", "--strict", "--site-dir", str(site)],
-                          cwd=ROOT, capture_output=True, text=True)
+    done = mkdocs("build", "--strict", "--site-dir", str(site), scratch=tmp_path)
     assert done.returncode == 0, done.stderr[-6000:]
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     # the CLI reference is generated from the parsers: every command's help is there
@@ -92,6 +99,10 @@ def test_the_site_builds_offline_with_strict(tmp_path: Path) -> None:
     # a block the tests do not run says so, and why, on the site too
     airbench = (site / "airbench" / "index.html").read_text(encoding="utf-8")
     assert "Not run by the documentation's tests: needs the hub" in airbench
+    # a name holding an asterisk renders as written: never emphasis between two of them
+    for page in ("source-bias-ties", "generation", "performance", "reference/api"):
+        text = (site / page / "index.html").read_text(encoding="utf-8")
+        assert "co*cktail" in text and "co<em>" not in text and "</em>cktail" not in text, page
 
 
 def _cog(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -117,3 +128,14 @@ def test_a_quoted_output_that_differs_from_a_fresh_run_or_a_failing_command_fail
                     encoding="utf-8")
     failing = _cog("--check", page)  # the command exits 2: the example fails, naming it
     assert failing.returncode != 0 and "`airbench-mteb tasks --no-such-option` exited 2" in failing.stderr
+
+
+def test_a_name_with_an_asterisk_renders_as_written() -> None:
+    import markdown
+
+    from tools.literal_names import LiteralNames
+
+    html = markdown.markdown("co*cktail, then co*cktail again; `co*cktail` in code; *emphasis* stays",
+                             extensions=[LiteralNames()])
+    assert html.count("co*cktail") == 3 and "<em>emphasis</em>" in html and html.count("<em>") == 1, html
+    assert "<code>co*cktail</code>" in html

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,14 @@ BM25, BM25_WORDS, MINILM = "airbench-mteb/bm25", "airbench-mteb/bm25-words", "ai
 RERANKED = ("airbench-mteb/bm25", "airbench-mteb/all-MiniLM-L6-v2")  # (retriever, reranker) of the re-ranked run
 RESAMPLES = 999
 CATALOG = Path(__file__).parents[1] / "airbench_mteb" / "catalog" / "airbench.json"
+UPSTREAM = Path(__file__).parent / "data" / "airbench_catalog.json"
+# The app's column order: the domains of air_benchmark's QATaskTable and LongDocTaskTable, per version
+APP_DOMAINS = {
+    "AIR-Bench_24.04": {"qa": ("wiki", "web", "healthcare", "law", "arxiv", "news", "finance", "msmarco"),
+                        "long-doc": ("healthcare", "arxiv", "law", "book")},
+    "AIR-Bench_24.05": {"qa": ("wiki", "web", "healthcare", "law", "arxiv", "science", "news", "finance", "msmarco"),
+                        "long-doc": ("healthcare", "arxiv", "law", "book")},
+}
 
 
 @dataclass(frozen=True)
@@ -80,12 +89,14 @@ def _safe(name: str) -> str:
     return "".join(ch.lower() for ch in name if ch.isalnum() or ch == "_")
 
 
-def catalog_columns(task_type: str, split: str) -> list[dict]:
-    """The app's benchmark columns of the version (its datasets with the split), read from the raw catalog file."""
-    entries = json.loads(CATALOG.read_text(encoding="utf-8"))["datasets"]
-    return [{"name": _safe(f"{e['domain']}_{e['language']}" + ("" if e["dataset"] == "default" else f"_{e['dataset']}")),
-             "domain": e["domain"], "lang": e["language"]}
-            for e in entries if e["version"] == VERSION and e["task_type"] == task_type and split in e["splits"]]
+def catalog_columns(task_type: str, split: str, version: str = VERSION) -> list[dict]:
+    """The app's benchmark columns of the version (its datasets with the split) in the app's order: its benchmark
+    table's domains in the order of ``air_benchmark/tasks/<version>/tasks.py`` (:data:`APP_DOMAINS`), each domain's
+    languages and datasets in the order of the official catalog (``tests/data/airbench_catalog.json``)."""
+    facts = json.loads(UPSTREAM.read_text(encoding="utf-8"))[version][task_type]
+    return [{"name": _safe(f"{domain}_{lang}" + ("" if dataset == "default" else f"_{dataset}")), "domain": domain,
+             "lang": lang} for domain in APP_DOMAINS[version][task_type]
+            for lang, datasets in facts[domain].items() for dataset, info in datasets.items() if split in info["splits"]]
 
 
 def load_raw(folder: Path) -> list[list[dict]]:
@@ -134,6 +145,19 @@ def oracle_filtered(frame: pd.DataFrame, task_type: str, domains: set[str], lang
 
 
 # --- the table equals the leaderboard's code ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", sorted(APP_DOMAINS))
+@pytest.mark.parametrize("task_type", ["qa", "long-doc"])
+def test_the_catalog_lists_the_datasets_in_the_apps_column_order(version: str, task_type: str) -> None:
+    """Columns follow the catalog, so its order is the app's (24.05 QA: science_ru 36th, after arxiv_en); the
+    Average sums the cells in that order, as the app's pandas mean does."""
+    entries = json.loads(CATALOG.read_text(encoding="utf-8"))["datasets"]
+    ours = [_safe(f"{e['domain']}_{e['language']}" + ("" if e["dataset"] == "default" else f"_{e['dataset']}"))
+            for e in entries if e["version"] == version and e["task_type"] == task_type and "test" in e["splits"]]
+    assert ours == [c["name"] for c in catalog_columns(task_type, "test", version)]
+    if (version, task_type) == ("AIR-Bench_24.05", "qa"):
+        assert ours.index("science_ru") == 35
+
 
 @pytest.mark.slow
 def test_the_table_equals_what_the_leaderboards_code_computes_from_the_files_the_command_wrote(runs: Runs) -> None:
@@ -361,6 +385,39 @@ def test_a_rerun_replaces_the_result_files_it_wrote(runs: Runs, tmp_path: Path) 
     assert len(after) == len(before) == 4 and len(load_raw(out)) == 4
     assert math.isfinite(json.loads((out / "leaderboard.json").read_text())["tabs"]["qa"]["metrics"]["ndcg_at_10"]
                          ["rows"][0]["average"])
+
+
+# --- the page's arithmetic, in Node (where no browser is) ------------------------------------------------------------
+
+PAGE = Path(__file__).parents[1] / "airbench_mteb" / "report" / "leaderboard" / "page.html"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run the page's script")
+def test_the_pages_average_and_rank_equal_the_apps_pandas(tmp_path: Path) -> None:
+    """The page's leaderboardAverage and ranks (its own source, run by Node) against the app's rules in pandas: a
+    row's mean in the app's column order, -1 for a missing cell, numpy's rounding, rank method "min"."""
+    page = PAGE.read_text(encoding="utf-8")
+    functions = page[page.index("function round2"):page.index("function fmt(")]
+    rng = np.random.default_rng(1)
+    rows = [[50.0, 50.01], [75.34, 75.35], [40.96, 40.97, 40.965], [1.005] * 9, [2.675] * 8 + [None]]
+    for n in (*range(1, 20), 53, 64, 129):
+        for _ in range(20):
+            row = [float(v) for v in np.round(rng.uniform(0, 100, n), 2)]
+            if rng.random() < 0.1:
+                row[int(rng.integers(n))] = None
+            rows.append(row)
+    (tmp_path / "rows.json").write_text(json.dumps(rows), encoding="utf-8")
+    (tmp_path / "check.js").write_text(functions + "const rows = JSON.parse(require('fs').readFileSync("
+                                       f"{json.dumps(str(tmp_path / 'rows.json'))}, 'utf8'));\n"
+                                       "const averages = rows.map(leaderboardAverage);\n"
+                                       "console.log(JSON.stringify([averages, ranks(averages)]));\n",
+                                       encoding="utf-8")
+    done = subprocess.run(["node", str(tmp_path / "check.js")], capture_output=True, text=True, check=True)
+    averages, ranks = json.loads(done.stdout)
+    expected = [float(pd.DataFrame([[np.nan if v is None else v for v in row]]).apply(_mean_or_missing, axis=1)
+                      .round(decimals=2).iloc[0]) for row in rows]
+    assert averages == expected
+    assert ranks == leaderboard_ranks(expected)
 
 
 # --- the page, in headless Chromium -------------------------------------------------------------------------------

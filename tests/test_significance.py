@@ -182,6 +182,27 @@ def test_kept_scores_merge_splits_of_the_same_data_and_replace_those_of_other_da
     assert write_kept("Task", "files-b", results) is None  # another model's scores never go beside this file
 
 
+def test_the_digest_binds_every_vector_and_a_digest_writers_row_must_have_one(tmp_path: Path) -> None:
+    """Issue 43: a tie-neutral or per-source value changed is another digest; a score dict with the keys only
+    digest-writing versions write (judged_at_10, ndcg_at_10_tie_neutral) but no digest is refused; one without
+    them (an older version's) binds nothing."""
+    from airbench_mteb.data.errors import DatasetError
+    from airbench_mteb.data.per_query import QueryScores, check_bound
+
+    source = QueryScores(("q1", "q2"), {"ndcg_at_10": np.array([0.5, 1.0]), "ndcg_at_10_tie_neutral": np.ones(2)})
+    scores = QueryScores(("q1", "q2"), {"ndcg_at_10": np.array([0.25, 1.0])}, {"llm": source})
+    edited = [QueryScores(scores.query_ids, scores.metrics, {"llm": QueryScores(source.query_ids, {
+        **source.metrics, name: np.array([0.5, 0.5])})}) for name in ("ndcg_at_10", "ndcg_at_10_tie_neutral")]
+    assert len({scores.digest(), *(e.digest() for e in edited)}) == 3
+    path, results = tmp_path / "T.per_query.json.gz", tmp_path / "T.json"
+    for key in ("judged_at_10", "ndcg_at_10_tie_neutral"):
+        with pytest.raises(DatasetError, match=f"has no per_query_sha256.*it has {key}"):
+            check_bound(edited[1], {key: 0.5}, "dev/mixed", path, results)
+    check_bound(edited[1], {"ndcg_at_10": 0.625}, "dev/mixed", path, results)  # an older version's row
+    with pytest.raises(DatasetError, match="SHA-256 differs"):
+        check_bound(edited[1], {"per_query_sha256": scores.digest()}, "dev/mixed", path, results)
+
+
 @pytest.mark.slow
 def test_main_scores_are_unchanged_and_no_interval_is_written_with_intervals_off(runs: Runs) -> None:
     for task in SCORED:

@@ -6,7 +6,9 @@ before the block, so a reader sees that the example needs the hub, an LLM or min
 
 from __future__ import annotations
 
-from tools.docs_examples import NOT_RUN
+# the hook's own folder, not the repository root, is on sys.path while MkDocs (>= 1.6) loads it: the `mkdocs`
+# command does not put the current folder there
+from docs_examples import NOT_RUN
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

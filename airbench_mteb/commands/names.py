@@ -23,7 +23,9 @@ def check_task_names(names: Sequence[str] | None) -> None:
     """Raise :class:`UnknownNameError` for the first name MTEB does not know as a task."""
     import mteb
 
-    _check_names("task", names, mteb.get_task, "available-tasks")
+    from airbench_mteb.tasks.cocktail import UNREGISTERED_SOURCES_TASK
+
+    _check_names("task", names, mteb.get_task, "available-tasks", f"; {UNREGISTERED_SOURCES_TASK}")
 
 
 def check_benchmark_names(names: Sequence[str] | None) -> None:
@@ -32,13 +34,14 @@ def check_benchmark_names(names: Sequence[str] | None) -> None:
     _check_names("benchmark", names, mteb.get_benchmark, "available-benchmarks")
 
 
-def _check_names(kind: str, names: Sequence[str] | None, lookup: Callable[[str], object], listing: str) -> None:
+def _check_names(kind: str, names: Sequence[str] | None, lookup: Callable[[str], object], listing: str,
+                 hint: str = "") -> None:
     for name in names or ():
         try:
             lookup(name)
         except KeyError as error:
             raise UnknownNameError(f"unknown {kind} {name!r}: {_reason(error)} "
-                                   f"(`airbench-mteb {listing}` lists them)") from None
+                                   f"(`airbench-mteb {listing}` lists them){hint}") from None
 
 
 def check_model_name(name: str, revision: str | None = None) -> None:

@@ -104,6 +104,22 @@ def make_folder(folder: str | Path) -> Path:
 
 
 @contextmanager
+def output_folder(folder: str | Path) -> Iterator[Path]:
+    """``folder``, made (:func:`make_folder`) for the writes inside; on a failure a folder made here that is still
+    empty is removed again, so a run that fails before writing leaves no folder behind."""
+    folder = Path(folder)
+    existed = os.path.lexists(folder)
+    made = make_folder(folder)
+    try:
+        yield made
+    except BaseException:
+        if not existed:
+            with contextlib.suppress(OSError):  # not empty: something was written, keep it
+                made.rmdir()
+        raise
+
+
+@contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """A temporary file beside the target of ``path`` to write to; renamed over the target only on success.
 

@@ -14,7 +14,8 @@ results file it is read for, so vectors of another model, task or data are never
 Each split and subset's score dict in the results file also records the SHA-256 of its per-query scores
 (``per_query_sha256``, :meth:`QueryScores.digest`), so :func:`check_bound` refuses any edit of them, even
 one that keeps every mean (two queries' values swapped). Results written before the digest existed have
-none: their per-query scores are accepted as before, held to the results only by their means.
+none: their per-query scores are accepted as before, held to the results only by their means; results of a
+version that writes the digest (they carry ``judged_at_10``, ``ndcg_at_10_tie_neutral``) without one are refused.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ FORMAT = "airbench-mteb per-query scores"
 FORMAT_VERSION = 1
 RERUN_HINT = "rerun the model with --overwrite-strategy always (overwrite_strategy=\"always\") to keep them"
 DIGEST_KEY = "per_query_sha256"  # in a split and subset's score dict: the digest of its per-query scores
+# Keys only versions that write the digest write: a score dict with one of them and no digest lost it to an edit.
+DIGEST_WRITERS_KEYS = ("ndcg_at_10_tie_neutral", "judged_at_10")
 
 
 @dataclass(frozen=True)
@@ -176,13 +179,21 @@ def read_kept(path: Path) -> KeptScores:
 
 def check_bound(scores: QueryScores, row: Mapping[str, Any], where: str, path: Path, results_path: Path) -> None:
     """``scores`` (of ``where``, read from ``path``) are those the score dict ``row`` of ``results_path`` was
-    written with: their digest is the row's ``per_query_sha256``. A row without one (written before the digest
-    existed) binds nothing here; the caller holds those scores to the row's means.
+    written with: their digest (over every vector: each metric, tie-neutral ones included, and each source's) is
+    the row's ``per_query_sha256``. A row without one binds nothing here when it was written before the digest
+    existed (the caller holds those scores to the row's means); a row of a version that writes it
+    (:data:`DIGEST_WRITERS_KEYS`) must have it.
 
     Raises:
-        DatasetError: the digests differ (the per-query file, or the results file, was edited or replaced).
+        DatasetError: the digests differ, or the digest is missing from a row that must have one (the per-query
+            file, or the results file, was edited or replaced).
     """
     recorded = row.get(DIGEST_KEY)
+    if recorded is None and any(key in row for key in DIGEST_WRITERS_KEYS):
+        written_by = next(key for key in DIGEST_WRITERS_KEYS if key in row)
+        raise DatasetError(f"{where} of the results file {results_path} has no {DIGEST_KEY}, though it was written "
+                           f"by a version that writes one (it has {written_by}): the file was edited; {RERUN_HINT}",
+                           path=path)
     if recorded is not None and recorded != scores.digest():
         raise DatasetError(f"the per-query scores of {where} are not those the results file {results_path} was "
                            f"written with (their SHA-256 differs from its {DIGEST_KEY}): the file was edited or "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.data.files import make_folder
+from airbench_mteb.data.files import output_folder
 
 
 @dataclass(frozen=True)
@@ -82,5 +82,5 @@ PLOTS: Mapping[str, PlotFunction] = _PlotRegistry()
 def write_report(plots: Sequence[str], request: ReportRequest) -> list[Path]:
     """Run the plots named ``plots`` (keys of :data:`PLOTS`) and return every file they wrote."""
     functions = [PLOTS[name] for name in plots]  # an unknown name fails before anything is written
-    make_folder(request.out)
-    return [path for function in functions for path in function(request)]
+    with output_folder(request.out):  # a plot that fails before writing leaves no empty folder
+        return [path for function in functions for path in function(request)]

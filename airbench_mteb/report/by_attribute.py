@@ -31,7 +31,7 @@ from airbench_mteb.report.kept_scores import (
     score_matrix,
     set_results,
 )
-from airbench_mteb.report.results import model_labels, read_results
+from airbench_mteb.report.results import model_labels, read_results, unknown_task
 
 CANDIDATES = "candidates.jsonl"  # written by `generate airbench` beside the dataset
 FINAL_STYLE = "final_style"  # the style of the last rewrite, the one that became the query
@@ -127,7 +127,7 @@ def candidates_file(task: str) -> Path:
     try:
         instance = mteb.get_task(task)
     except KeyError:
-        raise DatasetError(f"unknown task {task!r} (`airbench-mteb tasks` lists them)") from None
+        raise DatasetError(unknown_task(task)) from None
     folder = instance.entry.data_dir if isinstance(instance, AirBenchTask) else None
     if not folder:
         raise DatasetError(f"{task} is not a generated AIR-Bench task registered from a folder (register-dataset): "

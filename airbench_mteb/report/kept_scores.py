@@ -9,7 +9,7 @@ holds them) aligned by query id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -17,7 +17,8 @@ import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.per_query import RERUN_HINT
-from airbench_mteb.report.results import ModelTaskResult
+from airbench_mteb.report.results import ModelTaskResult, unknown_task
+from airbench_mteb.tasks.base import SPLIT_DATA_KEY
 
 MAIN_SCORE = "main_score"  # the metric name that stands for each task's own main score
 
@@ -42,13 +43,25 @@ def set_results(everything: Sequence[ModelTaskResult], labels: Sequence[str], qu
     if missing:
         raise DatasetError(f"no results of model {missing[0]!r} on task {query_set.task!r} in {results}: run it there")
     found = {label: by_label[label] for label in labels}
+    identities = split_data(found.values(), query_set.split)
     (first, result), *others = found.items()
     for label, other in others:
-        if other.result.dataset_revision != result.result.dataset_revision:
-            raise DatasetError(f"{query_set.task}: {first} was scored on data {result.result.dataset_revision!r} "
-                               f"({result.path}), {label} on {other.result.dataset_revision!r} ({other.path}): "
+        if identities[other.path] != identities[result.path]:
+            raise DatasetError(f"{query_set.task}: {first} was scored on data {identities[result.path]!r} "
+                               f"({result.path}), {label} on {identities[other.path]!r} ({other.path}): "
                                "rerun both on the same data")
     return found
+
+
+def split_data(found: Iterable[ModelTaskResult], split: str) -> dict[Path, str]:
+    """What each result's scores of ``split`` rest on: the corpus and that split's queries and qrels (the score dict's
+    ``split_data_revision``) where every result records it, else (results of older versions) all its data."""
+    found = list(found)
+    recorded = [next((row[SPLIT_DATA_KEY] for row in r.result.scores.get(split, []) if SPLIT_DATA_KEY in row), None)
+                for r in found]
+    if any(value is None for value in recorded):
+        return {r.path: r.result.dataset_revision for r in found}
+    return {r.path: str(value) for r, value in zip(found, recorded, strict=True)}
 
 
 def resolved(query_set: QuerySet, found: Mapping[str, ModelTaskResult]) -> QuerySet:
@@ -75,7 +88,7 @@ def main_score(task: str) -> str:
     try:
         return mteb.get_task(task).metadata.main_score
     except KeyError:
-        raise DatasetError(f"unknown task {task!r} (`airbench-mteb tasks` lists them)") from None
+        raise DatasetError(unknown_task(task)) from None
 
 
 def score_matrix(query_set: QuerySet, found: Mapping[str, ModelTaskResult],

@@ -1,23 +1,36 @@
 """The one reader of MTEB results behind the reports: ``mteb.ResultCache`` finds the files,
 ``mteb.results.TaskResult`` reads them; this module adds what MTEB lacks for a report: a
 model's display label (its experiment kwargs, e.g. BM25 parameters), selection by short
-model name, the latest file winning, and errors that name the file.
+model name, the latest file winning (or, for a table of configurations, each revision apart), and errors
+that name the file. Every retrieval number is checked as it is read (:func:`score_problem`): an edited or
+damaged file is refused in one line naming the file, task, split and key, never shown as a score.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
+<<<<<<< HEAD
 from airbench_mteb.models.arguments import model_label
+=======
+from airbench_mteb.tasks.closed_book import CLOSED_BOOK
+from airbench_mteb.tasks.cocktail import UNREGISTERED_SOURCES_TASK
+>>>>>>> i43b
 
 if TYPE_CHECKING:
     from mteb.results import TaskResult
+
+# The retrieval measures (MTEB's and the plugin's, their tie-neutral forms and interval bounds): a number in [0, 1].
+UNIT_METRIC = re.compile(r"(ndcg|map|recall|precision|mrr|judged)_at_\d+(_tie_neutral)?(_ci_(low|high))?")
+MAIN_SCORE = "main_score"
 
 
 @dataclass(frozen=True)
@@ -28,6 +41,13 @@ class ModelTaskResult:
     label: str  # the name plus its experiment kwargs, e.g. "airbench-mteb/bm25 (b=0.75, k1=1.2)"
     result: TaskResult
     path: Path
+    revision: str = ""  # the model's revision (a re-ranked run's holds the depth: ..._top100)
+
+
+def unknown_task(name: str) -> str:
+    """The one-line error of a task name MTEB does not know, saying why a ``bias --sources`` task is not known."""
+    return (f"unknown task {name!r}: neither MTEB nor the plugin registers it (`airbench-mteb tasks` lists the "
+            f"plugin's); {UNREGISTERED_SOURCES_TASK}")
 
 
 def short_model(name: str) -> str:
@@ -43,14 +63,20 @@ def selected(name: str, wanted: Iterable[str] | None) -> bool:
     return name in wanted or short_model(name) in wanted
 
 
-def _model_of(path: Path) -> tuple[str, str]:
-    """(name, label) of the model whose result ``path`` is, from the ``model_meta.json`` beside it."""
+def _model_of(path: Path) -> tuple[str, str, str]:
+    """(name, label, revision) of the model whose result ``path`` is, from the ``model_meta.json`` beside it."""
     meta_path = path.parent / "model_meta.json"
     if not meta_path.is_file():  # results/<model>/<revision>/<Task>.json: the name is in the path
         name = path.parent.parent.name.replace("__", "/")
-        return name, name
+        return name, name, path.parent.name
     meta = read_json(meta_path)
+<<<<<<< HEAD
     return meta["name"], model_label(meta["name"], meta.get("experiment_kwargs"))
+=======
+    kwargs = meta.get("experiment_kwargs") or {}
+    suffix = f" ({', '.join(f'{k}={v}' for k, v in sorted(kwargs.items()))})" if kwargs else ""
+    return meta["name"], f"{meta['name']}{suffix}", str(meta.get("revision") or "")
+>>>>>>> i43b
 
 
 def read_task_result(path: Path) -> TaskResult:
@@ -58,20 +84,51 @@ def read_task_result(path: Path) -> TaskResult:
     from mteb.results import TaskResult
 
     try:
-        return TaskResult.from_disk(path)
+        result = TaskResult.from_disk(path)
     except json.JSONDecodeError as error:
         raise DatasetError(f"malformed JSON ({error.msg})", path=path, line=error.lineno) from None
     except ValueError as error:  # pydantic's validation errors are ValueErrors
         raise DatasetError(f"not an MTEB task result ({error})", path=path) from None
+    for split, rows in result.scores.items():
+        for row in rows:
+            problem = score_problem(row)
+            if problem:
+                raise DatasetError(f"{result.task_name} {split}/{row.get('hf_subset')}: {problem}; the file was "
+                                   "edited or damaged: rerun the model (--overwrite-strategy always)", path=path)
+    return result
 
 
-def read_results(results: Path, models: Sequence[str] | None = None,
-                 tasks: Sequence[str] | None = None) -> list[ModelTaskResult]:
+def score_problem(row: Mapping[str, object]) -> str | None:
+    """What is wrong with a number of one split and subset's score dict, or None: a retrieval measure
+    (:data:`UNIT_METRIC`) must be a finite number in [0, 1], the main score a finite number (in [0, 1] beside
+    retrieval measures); NaN only where the split was searched closed-book."""
+    retrieval = any(UNIT_METRIC.fullmatch(key) for key in row)
+    for key, value in row.items():
+        unit = UNIT_METRIC.fullmatch(key) is not None or (key == MAIN_SCORE and retrieval)
+        if not unit and key != MAIN_SCORE:
+            continue
+        shown = f"{key} is {json.dumps(value)}"
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"{shown}, not a number"
+        if math.isnan(value):
+            if CLOSED_BOOK in row:  # searched without qrels: the main score is MTEB's NaN marker
+                continue
+            return f"{shown} and the split was not searched closed-book (no closed_book entry)"
+        if not math.isfinite(value) or (unit and not 0 <= value <= 1):
+            return f"{shown}, not " + ("a number in [0, 1]" if unit else "a finite number")
+    return None
+
+
+def read_results(results: Path, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None, *,
+                 configurations: bool = False) -> list[ModelTaskResult]:
     """The results of ``models`` (full or short names; all if None) on ``tasks`` (all if None).
 
     ``results`` is a results cache root (``mteb run --output-folder``, ``mteb.ResultCache``: it
     holds ``results/<model>/<revision>/<Task>.json``, experiments included) or its ``results/``
-    folder. Of several files of one model label and task (revisions, reruns) the latest wins.
+    folder. Of several files of one model label and task (revisions, reruns) the latest wins; with
+    ``configurations`` each revision of a label is its own (a revision changes the numbers: a re-ranked
+    run's holds its depth), its label then marked with what tells its revision from the others
+    (:func:`revision_labels`).
     """
     import mteb
 
@@ -80,16 +137,36 @@ def read_results(results: Path, models: Sequence[str] | None = None,
         raise DatasetError("no MTEB results folder (<folder>/results/<model>/<revision>/<Task>.json)", path=results)
     paths = mteb.ResultCache(root).get_cache_paths(tasks=tasks, require_model_meta=False, include_remote=False,
                                                    load_experiments="match_name")
-    latest: dict[tuple[str, str], tuple[float, ModelTaskResult]] = {}
+    latest: dict[tuple[str, str, str], tuple[float, ModelTaskResult]] = {}
     for path in sorted(paths):
-        model, label = _model_of(path)
+        model, label, revision = _model_of(path)
         if not selected(model, models):
             continue
-        found = ModelTaskResult(model, label, read_task_result(path), path)
-        key, mtime = (label, found.result.task_name), path.stat().st_mtime
+        found = ModelTaskResult(model, label, read_task_result(path), path, revision)
+        key, mtime = (label, revision if configurations else "", found.result.task_name), path.stat().st_mtime
         if key not in latest or mtime >= latest[key][0]:
             latest[key] = (mtime, found)
-    return sorted((found for _, found in latest.values()), key=lambda r: (r.label, r.result.task_name))
+    chosen = [found for _, found in latest.values()]
+    return sorted(revision_labels(chosen) if configurations else chosen, key=lambda r: (r.label, r.result.task_name))
+
+
+def revision_labels(found: Sequence[ModelTaskResult]) -> list[ModelTaskResult]:
+    """``found`` with the label of each result whose label has several revisions marked with the parts of its
+    revision (split at ``__``) that tell it from the others: ``[top10]`` and ``[top100]`` for re-ranked runs of
+    two depths, the whole revision where the revisions have different numbers of parts."""
+    revisions: dict[str, set[str]] = {}
+    for r in found:
+        revisions.setdefault(r.label, set()).add(r.revision)
+    return [replace(r, label=f"{r.label} [{_differing(r.revision, revisions[r.label]) or 'no revision'}]")
+            if len(revisions[r.label]) > 1 else r for r in found]
+
+
+def _differing(revision: str, revisions: set[str]) -> str:
+    split = [other.split("__") for other in revisions]
+    parts = revision.split("__")
+    if len({len(other) for other in split}) != 1:
+        return revision
+    return "__".join(part for i, part in enumerate(parts) if len({other[i] for other in split}) > 1)
 
 
 def model_labels(everything: Sequence[ModelTaskResult], models: Sequence[str], results: Path,

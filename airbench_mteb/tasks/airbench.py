@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -51,13 +52,21 @@ class AirBenchTask(PluginRetrievalTask):
         Every split of the task counts, not only those evaluated now, so results of a dev run and a later
         dev+test run on the same data share one revision (MTEB keeps one per results file).
         """
+        return self._fingerprint(self.metadata.eval_splits)
+
+    def split_data_revision(self, split: str) -> str:
+        """What one split's scores rest on: :meth:`data_revision` of the corpus and that split's queries and qrels
+        alone, so a table of that split compares runs on its own data (a mirror holding the gated test qrels or
+        not has other data, but the same dev split)."""
+        return self._fingerprint([split])
+
+    def _fingerprint(self, splits: Sequence[str]) -> str:
         root = self._mirror()
-        splits = self.metadata.eval_splits
         if root is None:
             repos = [self.entry.corpus_location()[0],
                      *(self.entry.qrels_location(s)[0] for s in splits if qrels_available(self.entry, s, None))]
             return hub_fingerprint(repos, self.entry.revision)
-        return "mirror-" + mirror_fingerprint(self.entry, root)
+        return "mirror-" + files_fingerprint(split_files(self.entry, splits, root))
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         root = self._mirror()

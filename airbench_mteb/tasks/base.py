@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+SPLIT_DATA_KEY = "split_data_revision"  # in a split and subset's score dict: what that split's scores rest on
+
 
 class PluginRetrievalTask(HookedRetrievalTask):
     """An MTEB retrieval task whose data come from a plugin loader instead of a hub dataset.
@@ -66,6 +68,11 @@ class PluginRetrievalTask(HookedRetrievalTask):
 
         The catalog's hub revision by default; a task reading local files returns a fingerprint of them.
         """
+        return self.metadata.revision
+
+    def split_data_revision(self, split: str) -> str:
+        """What the scores of ``split`` rest on (recorded in its score dict as ``split_data_revision``): by default
+        the whole data revision; a task whose splits are files of their own narrows it to that split's."""
         return self.metadata.revision
 
     def pin_data_revision(self) -> None:
@@ -187,7 +194,8 @@ class PluginRetrievalTask(HookedRetrievalTask):
         tie_neutral = tie_neutral_ndcg_mean(qrels, results, kept.query_ids, 10)
         resampling = configured_resampling()
         intervals = {} if resampling is None else interval_scores(kept.metrics, resampling)
-        return {**coverage, **tie_neutral, **intervals, CI_SETTINGS: settings_label(resampling), **digest}
+        return {**coverage, **tie_neutral, **intervals, CI_SETTINGS: settings_label(resampling), **digest,
+                SPLIT_DATA_KEY: self.split_data_revision(hf_split)}
 
     def save_predictions(self, predictions: Any, model: Any, prediction_folder: Path, *, hf_split: str,
                          hf_subset: str) -> None:

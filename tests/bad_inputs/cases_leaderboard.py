@@ -5,12 +5,16 @@ scored, test closed-book)."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.bad_inputs.cases_significance import (
     _corrupt_kept,
+    _edit_kept,
+    _edit_result,
     _every_score_changed,
     _files,
     _mutated,
@@ -20,7 +24,7 @@ from tests.bad_inputs.cases_significance import (
     _shared,
     _without_kept,
 )
-from tests.bad_inputs.framework import Case, Workspace
+from tests.bad_inputs.framework import Case, Workspace, mutated_results
 
 
 def _argv(root: Callable[[Workspace], Path], *options: str) -> Callable[[Workspace], list[str]]:
@@ -60,6 +64,115 @@ def _check_two_rows(ws: Workspace, board: Any) -> None:
     assert {row.cells["healthcare_en"].score for row in rows} == results
 
 
+def _dev_score(value: Any, key: str = "ndcg_at_10") -> Callable[[Path], None]:
+    """The default BM25's dev ``key`` in its results file set to ``value`` (as an edit of the file would)."""
+    def mutate(root: Path) -> None:
+        _edit_result(_files(root, ".json")[0], lambda data: data["scores"]["dev"][0].update({key: value}))
+    return mutate
+
+
+def _digest_removed(root: Path) -> None:
+    """A results file of a version that writes digests (it has judged_at_10, ndcg_at_10_tie_neutral), digest removed
+    and a per-query value changed: nothing binds the edit but the digest's absence."""
+    def change(data: dict) -> None:
+        values = data["scores"]["dev"]["default"]["metrics"]["judged_at_10"]
+        values[0], values[-1] = values[-1], values[0]
+    _edit_kept(_files(root, ".per_query.json.gz")[0], change)
+    _edit_result(_files(root, ".json")[0], lambda data: data["scores"]["dev"][0].pop("per_query_sha256"))
+
+
+def _renamed(name: str) -> Callable[[Path], None]:
+    """The tuned BM25's results (an experiment) as those of a model named ``name``."""
+    def mutate(root: Path) -> None:
+        meta = _files(root, ".json")[1].parent / "model_meta.json"
+        data = json.loads(meta.read_text())
+        meta.write_text(json.dumps({**data, "name": name, "experiment_kwargs": None}))
+        _edit_kept(_files(root, ".per_query.json.gz")[1], lambda kept: kept.update(model_name=name))
+    return mutate
+
+
+def _hostile_name(name: str) -> Callable[[Workspace], list[str]]:
+    """The leaderboard command over results whose tuned BM25 is named ``name``."""
+    return _argv(_mutated(_renamed(name)))
+
+
+def _check_name_is_data(name: str) -> Callable[[Workspace, Any], None]:
+    """Both rows in the app's files, each inside ``eval_results/<version>/<retriever>/<reranker>/`` (as the app's
+    loader walks them: one row per timestamp), ``name`` exactly as given; the Markdown table two rows of 7 cells,
+    split at unescaped ``|``, no raw HTML."""
+    def check(ws: Workspace, code: Any) -> None:
+        assert code == 0, code
+        out = ws.tmp / "out"
+        version = (out / "eval_results" / "AIR-Bench_24.05").resolve()
+        files = list((out / "eval_results").rglob("results_*.json"))
+        assert all(path.resolve().parents[2] == version for path in files), files
+        rows = {json.loads(path.read_text(encoding="utf-8"))[0]["config"]["timestamp"]:
+                json.loads(path.read_text(encoding="utf-8"))[0]["config"]["retrieval_model"] for path in files}
+        assert sorted(rows.values()) == sorted(["airbench-mteb/bm25", name]), rows
+        table = [line for line in (out / "leaderboard.md").read_text(encoding="utf-8").splitlines()
+                 if line.startswith("| ") and not line.startswith("| Rank")]
+        assert len(table) == 2 and all(len(re.split(r"(?<!\\)\|", line)) == 8 for line in table), table
+        assert "<img" not in "\n".join(table) and "<b>" not in "\n".join(table)
+    return check
+
+
+HOSTILE_NAMES = {"dots": "../../..", "slash-parts": "org/../../x", "html": '<img src=x onerror="alert(1)"><b>b</b>',
+                 "pipe-newline": "a|b\nc", "long": "m" * 300, "cjk": "語" * 100, "empty-parts": "/", "dot": "."}
+
+
+def _second_revision(root: Path) -> None:
+    """BM25's results copied under a second revision ``<revision>__top10`` whose dev nDCG@10 differs (0.5): a run
+    of another configuration, as a re-ranked run rerun at another depth leaves it."""
+    results = _files(root, ".json")[0]
+    copy = results.parent.with_name(results.parent.name + "__top10")
+    shutil.copytree(results.parent, copy, ignore=shutil.ignore_patterns("experiments"))
+    meta = copy / "model_meta.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "revision": copy.name}))
+
+    def other_depth(data: dict) -> None:
+        data["model_revision"] = copy.name
+        metrics = data["scores"]["dev"]["default"]["metrics"]
+        metrics["ndcg_at_10"] = [0.5] * len(metrics["ndcg_at_10"])
+    _edit_kept(copy / results.name.replace(".json", ".per_query.json.gz"), other_depth)
+    _edit_result(copy / results.name, lambda data: data["scores"]["dev"][0].update(ndcg_at_10=0.5, main_score=0.5))
+
+
+def _two_revisions_board(ws: Workspace) -> Any:
+    from airbench_mteb.report.leaderboard import leaderboard
+
+    return leaderboard(mutated_results("significance_results", _second_revision)(ws), n_resamples=99)
+
+
+def _check_two_configurations(ws: Workspace, board: Any) -> None:
+    """One row per revision, each with its own file's value; the default BM25 row's label says what differs."""
+    rows = {row.retriever: row.cells["healthcare_en"].score for row in board.tab("qa").rows}
+    original = json.loads(_files(ws.tmp / "results", ".json")[0].read_text())["scores"]["dev"][0]["ndcg_at_10"]
+    bm25 = {name: score for name, score in rows.items() if name.startswith("airbench-mteb/bm25 [")}
+    assert len(rows) == 3 and sorted(bm25.values()) == sorted([0.5, original]), rows
+    assert sorted(bm25) == ["airbench-mteb/bm25 [2]", "airbench-mteb/bm25 [2__top10]"], rows
+
+
+def _dev_data_other(root: Path) -> None:
+    """The tuned BM25 on other data, its dev split's included (what the dev table compares)."""
+    _one_model_on_other_data(root)
+    _edit_result(_files(root, ".json")[1], lambda data: data["scores"]["dev"][0].update(
+        split_data_revision="mirror-other-dev"))
+
+
+def _other_splits_board(ws: Workspace) -> Any:
+    """Issue 43: the tuned BM25's mirror also held other files (the gated test qrels): its data revision differs,
+    its dev split's data (corpus, dev queries and qrels) is the same."""
+    from airbench_mteb.report.leaderboard import leaderboard
+
+    return leaderboard(mutated_results("significance_results", _one_model_on_other_data)(ws), n_resamples=99)
+
+
+def _run(argv: list[str]) -> int:
+    from airbench_mteb.cli import main
+
+    return main(argv)
+
+
 def _dev_board(ws: Workspace) -> Any:
     from airbench_mteb.report.leaderboard import leaderboard
 
@@ -74,10 +187,30 @@ CASES = [
     Case("leaderboard-kept-scores-corrupt", argv=_argv(_mutated(_corrupt_kept)), error=".per_query.json.gz"),
     Case("leaderboard-kept-scores-contradict-results", argv=_argv(_mutated(_every_score_changed)),
          error="ndcg_at_10"),
-    Case("leaderboard-runs-on-different-data", argv=_argv(_mutated(_one_model_on_other_data)), error="mirror-other"),
+    Case("leaderboard-runs-on-different-data", argv=_argv(_mutated(_dev_data_other)), error="mirror-other-dev"),
+    Case("leaderboard-runs-differing-only-in-splits-not-shown", call=_other_splits_board, check=_check_two_rows),
     Case("leaderboard-runs-scored-on-different-queries", argv=_argv(_mutated(_query_missing_results_agreeing)),
          error="scored for"),
-    Case("leaderboard-nan-main-score-not-closed-book", argv=_argv(_mutated(_nan_main_score)), error="no main score"),
+    Case("leaderboard-nan-main-score-not-closed-book", argv=_argv(_mutated(_nan_main_score)),
+         error="main_score is NaN"),
+    # issue 43: every number read from a results file is checked, in one line naming file, task, split and key
+    Case("leaderboard-result-nan", argv=_argv(_mutated(_dev_score(float("nan")))),
+         error="dev/default: ndcg_at_10 is NaN and the split was not searched closed-book"),
+    Case("leaderboard-result-infinity", argv=_argv(_mutated(_dev_score(float("inf")))), error="ndcg_at_10 is Infinity"),
+    Case("leaderboard-result-above-one", argv=_argv(_mutated(_dev_score(1.7))), error="ndcg_at_10 is 1.7"),
+    Case("leaderboard-result-negative", argv=_argv(_mutated(_dev_score(-0.2))), error="ndcg_at_10 is -0.2"),
+    Case("leaderboard-result-a-string", argv=_argv(_mutated(_dev_score("0.5"))), error='ndcg_at_10 is "0.5"'),
+    Case("leaderboard-result-null", argv=_argv(_mutated(_dev_score(None, "recall_at_10"))),
+         error="recall_at_10 is null"),
+    Case("leaderboard-digest-removed-from-a-digest-writer", argv=_argv(_mutated(_digest_removed)),
+         error="has no per_query_sha256"),
+    Case("leaderboard-reranker-named-noreranker",
+         argv=_argv(_mutated(_renamed("airbench-mteb/bm25__reranked-by__NoReranker"))), error="'NoReranker'"),
+    Case("leaderboard-reranker-named-nothing", argv=_argv(_mutated(_renamed("airbench-mteb/bm25__reranked-by__"))),
+         error="names the reranker ''"),
+    Case("leaderboard-two-revisions-are-two-rows", call=_two_revisions_board, check=_check_two_configurations),
+    *(Case(f"leaderboard-model-name-{kind}", call=lambda ws, name=name: _run(_hostile_name(name)(ws)),
+           check=_check_name_is_data(name)) for kind, name in HOSTILE_NAMES.items()),
     Case("leaderboard-unknown-benchmark", argv=_argv(_shared, "--benchmark", "NoSuchBench"), error="NoSuchBench"),
     Case("leaderboard-not-airbench", argv=_argv(_shared, "--benchmark", "MTEB(eng, v2)"), error="AIR-Bench version"),
     Case("leaderboard-split-unknown", argv=_argv(_shared, "--split", "train"), error="train"),

@@ -123,11 +123,28 @@ def _swap_two_queries(root: Path) -> None:
     _edit_kept(results_files(root, ".per_query.json.gz")[0], swap)
 
 
+# what a version before the digest did not write: the digest, and the keys that came with it
+_DIGEST_ERA_KEYS = ("per_query_sha256", "judged_at_10", "judged_at_100", "ndcg_at_10_tie_neutral")
+
+
 def _without_digests(root: Path) -> None:
-    """Results as a version before the digest wrote them: no per_query_sha256 in any score dict."""
+    """Results as a version before the digest wrote them: no per_query_sha256 (nor judged@k, nor the tie-neutral
+    nDCG@10) in any score dict."""
+    def older(data: dict) -> None:
+        for rows in data["scores"].values():
+            for row in rows:
+                for key in _DIGEST_ERA_KEYS:
+                    row.pop(key, None)
     for path in results_files(root, ".json"):
-        _edit_result(path, lambda data: [row.pop("per_query_sha256") for rows in data["scores"].values()
-                                         for row in rows if "per_query_sha256" in row])
+        _edit_result(path, older)
+
+
+def _only_digest_removed(root: Path) -> None:
+    """Issue 43: the digest removed from results a digest-writing version wrote (they keep judged_at_10 and
+    ndcg_at_10_tie_neutral), a per-query value swapped that every mean keeps."""
+    _swap_two_queries(root)
+    _edit_result(results_files(root, ".json")[0],
+                 lambda data: [row.pop("per_query_sha256", None) for rows in data["scores"].values() for row in rows])
 
 
 def _significance(root: Callable[[Workspace], Path], *options: str) -> Callable[[Workspace], list[str]]:
@@ -193,6 +210,8 @@ CASES = [
          error=".per_query.json.gz"),
     Case("queryset-results-without-digest-read", argv=_significance(_mutated(_without_digests)),
          check=_check_legacy_read),
+    Case("queryset-digest-removed-from-a-digest-writer",
+         argv=_significance(_mutated(_only_digest_removed), "--metrics", "judged_at_10"), error="has no per_query_sha256"),
     Case("queryset-consistency-same-set-both-sides", argv=_consistency("--generated-split", "dev", "--human-split", "dev"),
          error="agrees with itself"),
     Case("queryset-consistency-closed-book-split",

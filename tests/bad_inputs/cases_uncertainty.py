@@ -101,6 +101,18 @@ def _compare(*options: str) -> Callable[[Workspace], list[str]]:
     return argv
 
 
+def _failed_report(ws: Workspace) -> tuple[int, bool]:
+    """Issue 43: a report that fails before writing (no comparison to plot) into a new --out folder."""
+    from airbench_mteb.cli import main
+
+    out = ws.tmp / "new-report"
+    return main(["report", "--plot", "heatmap", "--predictions", str(ws.tmp), "--out", str(out)]), out.exists()
+
+
+def _check_no_folder(ws: Workspace, outcome: tuple[int, bool]) -> None:
+    assert outcome == (2, False), f"exit {outcome[0]}, folder left behind: {outcome[1]}"
+
+
 CASES = [
     Case("uncertainty-compare-depth-one", argv=_compare("--depth", "1"), error="--depth"),
     Case("uncertainty-compare-ci-setting-unknown", argv=_compare(), env={"AIRBENCH_MTEB_CI": "always"},
@@ -118,4 +130,5 @@ CASES = [
     Case("uncertainty-report-heatmap-without-comparison",
          argv=lambda ws: ["report", "--plot", "heatmap", "--predictions", str(ws.tmp), "--out", str(ws.tmp / "r")],
          error="comparison.json"),
+    Case("uncertainty-report-failing-before-writing-leaves-no-folder", call=_failed_report, check=_check_no_folder),
 ]

@@ -8,26 +8,23 @@ dataset, value}]}`` with ``value`` the metric in 0-1. Its loader keeps one file 
 (two files with one timestamp hide each other), so every file here gets its own: the run's time
 plus one second per row. ``revision`` (the app: the md5 of the submitted zip) is here the md5 of the
 row's name and the data fingerprints of its results. Closed-book cells have no value and are left out.
+A file's folders are its names as :func:`~airbench_mteb.data.folder_names.folder_name` maps them (a name is
+never a path part), two rows sharing folders refused.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import PurePosixPath
 from typing import Any
 
+from airbench_mteb.data.folder_names import check_distinct
 from airbench_mteb.report.leaderboard.table import Leaderboard
 
 EVAL_RESULTS = "eval_results"
-
-
-def _folder_name(name: str) -> str:
-    """A model name as one folder: ``/`` as ``__`` (MTEB's way), anything but word characters and ``.()=,-`` as ``_``."""
-    return re.sub(r"[^\w.()=,-]+", "_", name.replace("/", "__"))
 
 
 def _rows(board: Leaderboard) -> list[tuple[str, str]]:
@@ -38,7 +35,9 @@ def _rows(board: Leaderboard) -> list[tuple[str, str]]:
 def eval_result_files(board: Leaderboard, start: datetime) -> Iterator[tuple[PurePosixPath, list[dict[str, Any]]]]:
     """``(path under the output folder, content)`` of each row's result file; timestamps from ``start`` (UTC)."""
     start = start.astimezone(timezone.utc).replace(microsecond=0)
-    for i, (retriever, reranker) in enumerate(_rows(board)):
+    rows = _rows(board)
+    folders = check_distinct("rows (retriever / reranker)", rows)
+    for i, (retriever, reranker) in enumerate(rows):
         moment = start + timedelta(seconds=i)
         items, tasks = [], set()
         for task_type, tabs in board.tabs.items():
@@ -61,5 +60,5 @@ def eval_result_files(board: Leaderboard, start: datetime) -> Iterator[tuple[Pur
                                                                         for t in tasks)]).encode()).hexdigest()
         for item in items:
             item["config"]["revision"] = revision
-        yield (PurePosixPath(EVAL_RESULTS, board.version, _folder_name(retriever), _folder_name(reranker),
+        yield (PurePosixPath(EVAL_RESULTS, board.version, *folders[(retriever, reranker)],
                              f"results_{moment.strftime('%Y%m%d%H%M%S')}.json"), items)

@@ -1,12 +1,26 @@
-"""Writing the leaderboard: ``leaderboard.json``, ``.md``, ``.csv``, ``leaderboard.html`` and the app's result files."""
+"""Writing the leaderboard: ``leaderboard.json``, ``.md``, ``.csv``, ``leaderboard.html`` and the app's result files.
+
+The whole set is made before anything is written, then written through the one safe writer
+(:mod:`airbench_mteb.data.files`): the four files beside their targets, the result files into a staging
+folder that replaces ``eval_results/<version>/`` as a whole. A failure before the set is in place leaves
+the previous output as it was; a rerun leaves no result file of an earlier run behind (each would be a
+row in the app).
+"""
 
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from airbench_mteb.data.files import atomic_write, make_folder
+from airbench_mteb.data.files import (
+    atomic_folder,
+    atomic_write,
+    check_folder_target,
+    check_writable_target,
+    make_folder,
+)
 from airbench_mteb.report.leaderboard.eval_results import EVAL_RESULTS, eval_result_files
 from airbench_mteb.report.leaderboard.page import render_page
 from airbench_mteb.report.leaderboard.render import to_csv, to_json, to_markdown
@@ -15,25 +29,33 @@ from airbench_mteb.report.leaderboard.table import Leaderboard
 FILES = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "leaderboard.html")
 
 
-def write_leaderboard(board: Leaderboard, out: Path, *, start: datetime | None = None) -> list[Path]:
-    """The four files in ``out`` and one result file per row under ``out/eval_results/<version>/...``, their
-    timestamps from ``start`` (default: now, UTC), replacing the result files an earlier run wrote there; returns
-    the paths written."""
-    make_folder(out)
+def _json_text(data: object) -> str:
+    return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def output_texts(board: Leaderboard, start: datetime) -> tuple[dict[str, str], dict[PurePosixPath, str]]:
+    """(the four files' texts by name, the result files' texts by path under ``eval_results/<version>/``)."""
     data = to_json(board)
-    texts = (json.dumps(data, indent=1, ensure_ascii=False) + "\n", to_markdown(board), to_csv(board),
-             render_page(data))
-    paths = [out / name for name in FILES]
-    for path, text in zip(paths, texts, strict=True):
-        with atomic_write(path) as handle:
-            handle.write(text)
-    # an earlier run's files would stay beside the new ones, each its own row in the app
-    for old in sorted((out / EVAL_RESULTS / board.version).glob("*/*/results_*.json")):
-        old.unlink()
-    for relative, content in eval_result_files(board, start or datetime.now(timezone.utc)):
-        path = out.joinpath(*relative.parts)
-        make_folder(path.parent)
-        with atomic_write(path) as handle:
-            handle.write(json.dumps(content, indent=1, ensure_ascii=False) + "\n")
-        paths.append(path)
-    return paths
+    tops = dict(zip(FILES, (_json_text(data), to_markdown(board), to_csv(board), render_page(data)), strict=True))
+    version = PurePosixPath(EVAL_RESULTS, board.version)
+    results = {relative.relative_to(version): _json_text(content)
+               for relative, content in eval_result_files(board, start)}
+    return tops, results
+
+
+def write_leaderboard(board: Leaderboard, out: Path, *, start: datetime | None = None) -> list[Path]:
+    """The four files in ``out`` and one result file per row under ``out/eval_results/<version>/...`` (replacing
+    that folder), their timestamps from ``start`` (default: now, UTC); returns the paths written."""
+    tops, results = output_texts(board, start or datetime.now(timezone.utc))
+    version_folder = out / EVAL_RESULTS / board.version
+    for name in tops:  # before any folder is made
+        check_writable_target(out / name)
+    check_folder_target(version_folder)
+    with ExitStack() as stack:
+        staging = make_folder(stack.enter_context(atomic_folder(version_folder)))
+        for relative, text in results.items():
+            with atomic_write(staging.joinpath(*relative.parts)) as handle:
+                handle.write(text)
+        for name, text in tops.items():
+            stack.enter_context(atomic_write(out / name)).write(text)
+    return [out / name for name in FILES] + [version_folder.joinpath(*relative.parts) for relative in results]

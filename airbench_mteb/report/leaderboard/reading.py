@@ -3,8 +3,9 @@
 A run is one retriever, or one retriever re-ranked by a reranker (the plugin names such a model
 ``<retriever>__reranked-by__<reranker>``, :mod:`airbench_mteb.models.rerankers`); its label keeps
 the experiment's parameters (``airbench-mteb/bm25 (b=0.75, k1=1.2)``), so two experiments of one
-model are two rows. Results come from :func:`airbench_mteb.report.results.read_results` (the
-latest file of a label and task wins).
+model are two rows, and so are two revisions of one label (a re-ranked run at two depths, ``..._top10`` and
+``..._top100``: a row is one configuration), each label marked with what differs (``[top10]``). Results come
+from :func:`airbench_mteb.report.results.read_results` (the latest file of a label, revision and task wins).
 """
 
 from __future__ import annotations
@@ -66,9 +67,27 @@ def benchmark_entries(benchmark: str) -> tuple[str, tuple[AirBenchEntry, ...]]:
 
 
 def run_of(found: ModelTaskResult) -> Run:
-    """The retriever and reranker a result label names (a re-ranked model's name holds both)."""
+    """The retriever and reranker a result label names (a re-ranked model's name holds both).
+
+    Raises:
+        LeaderboardError: a re-ranked model whose reranker's name is empty or the app's ``NoReranker`` (its row
+            would read as the retriever's alone).
+    """
     retriever, reranker = split_reranked_name(found.model)
+    if reranker is not None and reranker in ("", NO_RERANKER):
+        raise LeaderboardError(f"{found.path}: model {found.model!r} names the reranker {reranker!r}, which the "
+                               f"leaderboard app reads as no reranker ({NO_RERANKER}): rename the reranker")
     return Run(retriever + found.label[len(found.model):], reranker or NO_RERANKER, found.label)
+
+
+def _check_one_label_per_row(runs: Sequence[Run]) -> None:
+    """Two result labels that name one retriever and reranker would be one row: refused, naming both."""
+    rows: dict[tuple[str, str], str] = {}
+    for run in runs:
+        other = rows.setdefault((run.retriever, run.reranker), run.label)
+        if other != run.label:
+            raise LeaderboardError(f"the results of {other!r} and {run.label!r} would be one row (retriever "
+                                   f"{run.retriever!r}, reranker {run.reranker!r}): rename one of the models")
 
 
 def split_scores(found: ModelTaskResult, split: str) -> TaskScores | None:
@@ -91,12 +110,13 @@ def split_scores(found: ModelTaskResult, split: str) -> TaskScores | None:
 def read_runs(results: Path, entries: Sequence[AirBenchEntry],
               split: str) -> tuple[list[ModelTaskResult], dict[Run, dict[str, TaskScores]]]:
     """Every result on the entries' tasks, and each run's scores on ``split`` by task (runs sorted by name)."""
-    everything = read_results(results, None, [entry.task_name for entry in entries])
+    everything = read_results(results, None, [entry.task_name for entry in entries], configurations=True)
     runs: dict[Run, dict[str, TaskScores]] = {}
     for found in everything:
         scores = split_scores(found, split)
         if scores is not None:
             runs.setdefault(run_of(found), {})[found.result.task_name] = scores
+    _check_one_label_per_row(list(runs))
     if not runs:
         raise LeaderboardError(f"no results of {', '.join(sorted({e.version for e in entries}))} tasks on the "
                                f"{split} split in {results} (run them with mteb run --eval-splits {split})")

@@ -17,6 +17,7 @@ from airbench_mteb.report.leaderboard.table import (
     Tab,
 )
 from airbench_mteb.report.leaderboard.uncertainty import INTERVAL_METRICS
+from airbench_mteb.report.text_format import markdown_text
 
 FORMAT = "airbench-mteb leaderboard"
 CSV_FIELDS = ("tab", "metric", "retriever", "reranker", "column", "value", "ci_low", "ci_high", "judged_at_10",
@@ -113,8 +114,9 @@ def to_markdown(board: Leaderboard) -> str:
                   "| Rank | Group | Retriever | Reranker | Average | " + " | ".join(names) + " |",
                   "|---" * (5 + len(names)) + "|"]
         for row in tab.rows:
-            lines.append(f"| {'' if row.rank is None else row.rank} | {'' if row.group is None else row.group} | {row.retriever} | "
-                         f"{row.reranker} | {_md_average(row.average, row.average_interval)} | "
+            lines.append(f"| {'' if row.rank is None else row.rank} | {'' if row.group is None else row.group} | "
+                         f"{markdown_text(row.retriever)} | {markdown_text(row.reranker)} | "
+                         f"{_md_average(row.average, row.average_interval)} | "
                          + " | ".join(_md_cell(row.cells.get(name)) for name in names) + " |")
         lines.append("")
     lines += [f"- {item}" for item in legend(board)]
@@ -125,9 +127,10 @@ def to_markdown(board: Leaderboard) -> str:
 
 
 def to_csv(board: Leaderboard) -> str:
-    """One line per tab, metric, row and column (and one per row for its Average, column ``Average``)."""
+    """One line per tab, metric, row and column (and one per row for its Average, column ``Average``); every text
+    quoted (a name holding a comma, quote or newline stays one field)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
     writer.writeheader()
     for task_type, by_metric in board.tabs.items():
         for metric, tab in by_metric.items():

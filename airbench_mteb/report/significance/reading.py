@@ -32,7 +32,7 @@ from airbench_mteb.data.per_query import (
 )
 from airbench_mteb.metrics.per_query import stored_decimals
 from airbench_mteb.metrics.significance import CORRECTIONS
-from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
+from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results, unknown_task
 from airbench_mteb.report.significance.records import SignificanceError
 from airbench_mteb.settings import resampling_problem
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
@@ -65,7 +65,7 @@ def task_names(tasks: Sequence[str],
         try:
             mteb.get_task(name)
         except KeyError:
-            raise SignificanceError(f"unknown task {name!r} (`airbench-mteb available-tasks` lists them)") from None
+            raise SignificanceError(unknown_task(name)) from None
     if isinstance(benchmark, str):
         try:
             benchmark = mteb.get_benchmark(benchmark)
@@ -103,21 +103,9 @@ def main_score(task: str) -> str:
 
 def splits_and_subsets(found: ModelTaskResult) -> list[tuple[str, str, bool]]:
     """(split, subset, closed-book?) of every score dict of a results file. Closed-book is what the file says
-    (its ``closed_book`` entry); a NaN main score without it is a broken result, named, not taken for one."""
-    entries = []
-    for split, subsets in found.result.scores.items():
-        for scores in subsets:
-            closed = CLOSED_BOOK in scores
-            if not closed and _is_nan(scores.get("main_score")):
-                raise SignificanceError(f"{found.path}: {split}/{scores['hf_subset']} has a NaN main score and was "
-                                        "not searched closed-book; the result is broken, rerun it "
-                                        "(--overwrite-strategy always)")
-            entries.append((split, scores["hf_subset"], closed))
-    return entries
-
-
-def _is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
+    (its ``closed_book`` entry); a NaN score without it is refused by the reader (:func:`read_results`)."""
+    return [(split, scores["hf_subset"], CLOSED_BOOK in scores)
+            for split, subsets in found.result.scores.items() for scores in subsets]
 
 
 def kept_scores(found: ModelTaskResult) -> tuple[KeptScores, Path]:
