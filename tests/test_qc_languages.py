@@ -249,7 +249,10 @@ ARABIC = {language: _arabic(language) for language in ("ar", "fa", "en")}  # en:
 
 
 def _units(language: str, script: str) -> list[Unit]:
-    return ARABIC[language if language in ARABIC else "en"] if script == "Arabic" else SPACED_SCRIPTS[script]
+    if script == "Arabic":
+        return ARABIC[language if language in ARABIC else "en"]
+    # Persian's analysis makes every ZWNJ a space (Lucene's PersianCharFilter), an Indic conjunct's too
+    return [unit for unit in SPACED_SCRIPTS[script] if language != "fa" or "\u200c" not in unit.canonical]
 
 
 @st.composite
