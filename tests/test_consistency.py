@@ -3,7 +3,8 @@
 A user's story, each step a command in its own process: generate an AIR-Bench set with the bundled LLM over a
 slice of co*cktail NFCorpus's corpus, register it, run BM25 at three settings and BM25 over words on it and on
 CocktailNFCorpus (human setting, test), then check the rankings agree. The report's numbers are checked against
-scipy on score tables read here from MTEB's results files and the per-query files, without the plugin's readers.
+scipy (the coefficients) and an enumeration of the panel's orderings (the p-values) on score tables read here from
+MTEB's results files and the per-query files, without the plugin's readers.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import kendalltau, spearmanr
+from scipy.stats import kendalltau, rankdata, spearmanr
 
 from tests.conftest import SAMPLE_DATA
+from tests.test_consistency_metrics import _kendall_numerator, _spearman_numerator, oracle_p
 
 pytest.importorskip("llama_cpp")
 
@@ -110,8 +112,12 @@ def test_consistency_equals_scipy_on_the_results_score_tables(demo: Path) -> Non
     (agreement,) = metric["agreements"]
     generated, human = tables["generated"].mean(axis=0), tables["human"].mean(axis=0)
     rho, tau = spearmanr(generated, human), kendalltau(generated, human)
-    assert (agreement["spearman_rho"], agreement["spearman_p"]) == pytest.approx((rho.statistic, rho.pvalue))
-    assert (agreement["kendall_tau"], agreement["kendall_p"]) == pytest.approx((tau.statistic, tau.pvalue))
+    assert (agreement["spearman_rho"], agreement["kendall_tau"]) == pytest.approx((rho.statistic, tau.statistic))
+    # 4 models: the exact p over the 24 orderings (twice the average ranks: integers)
+    x, y = ([int(2 * r) for r in rankdata(np.round(means, 12))] for means in (generated, human))
+    assert agreement["p_method"] == "exact"
+    assert agreement["spearman_p"] == pytest.approx(float(oracle_p(x, y, _spearman_numerator)))
+    assert agreement["kendall_p"] == pytest.approx(float(oracle_p(x, y, _kendall_numerator)))
     # robustness: 5 subsets of 2 generated queries, drawn as documented
     rng = np.random.default_rng(0)
     expected = [spearmanr(tables["generated"][rng.choice(len(tables["generated"]), 2, replace=False)].mean(axis=0),

@@ -3,12 +3,18 @@ against a straightforward recomputation of the bootstrap with the same draws."""
 
 from __future__ import annotations
 
+import itertools
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import ndtr, ndtri
 from scipy.stats import kendalltau, spearmanr
 
 from airbench_mteb.metrics.consistency import (
+    EXACT_MAX_MODELS,
     agreement_intervals,
     kendall_tau_b,
     rank_agreement,
@@ -30,7 +36,70 @@ def test_reproduces_the_seed_ms_marco_consistency_and_equals_scipy() -> None:
     assert result.spearman_p == pytest.approx(5.346351701144889e-05, rel=1e-6)
     assert (result.spearman_rho, result.spearman_p) == tuple(spearmanr(GENERATED, RAW))
     assert (result.kendall_tau, result.kendall_p) == tuple(kendalltau(GENERATED, RAW))
-    assert result.models == 17
+    assert result.models == 17 and result.p_method == "scipy"
+
+
+def _average_ranks(values: list[int]) -> list[Fraction]:
+    """1-based ranks, ties sharing the mean of the positions they span, in exact arithmetic."""
+    ordered = sorted(values)
+    return [Fraction(ordered.index(v) + 1 + ordered.index(v) + ordered.count(v), 2) for v in values]
+
+
+def _spearman_numerator(x: list[int], y: list[int]) -> Fraction:
+    rx, ry = _average_ranks(x), _average_ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    return sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+
+
+def _sign(value: int) -> int:
+    return (value > 0) - (value < 0)
+
+
+def _kendall_numerator(x: list[int], y: list[int]) -> int:
+    """Concordant minus discordant pairs."""
+    return sum(_sign(x[i] - x[j]) * _sign(y[i] - y[j]) for i, j in itertools.combinations(range(len(x)), 2))
+
+
+def oracle_p(x: list[int], y: list[int], numerator) -> Fraction:
+    """Exact two-sided permutation p: every ordering of ``y``; the coefficients' denominators depend on the ties of
+    each column only, which an ordering keeps, so "at least as far from 0" compares the numerators exactly."""
+    observed = abs(numerator(x, y))
+    orderings = list(itertools.permutations(y))
+    return Fraction(sum(abs(numerator(x, list(o))) >= observed for o in orderings), len(orderings))
+
+
+@pytest.mark.parametrize(("models", "expected"), [(3, Fraction(1, 3)), (4, Fraction(1, 12)), (5, Fraction(1, 60))])
+def test_a_perfect_agreement_of_a_small_panel_has_its_exact_p(models: int, expected: Fraction) -> None:
+    """Issue 43: scipy's t approximation said p = 0 for 3 or 4 models in perfect agreement."""
+    scores = [0.1 * i for i in range(models)]
+    result = rank_agreement(scores, [2 * s for s in scores])
+    assert result.p_method == "exact" and result.spearman_rho == pytest.approx(1.0)
+    assert (result.spearman_p, result.kendall_p) == pytest.approx((float(expected), float(expected)))
+    assert float(oracle_p(list(range(models)), list(range(models)), _spearman_numerator)) == pytest.approx(
+        float(expected))
+
+
+@pytest.mark.filterwarnings("ignore:An input array is constant")
+@settings(max_examples=60, deadline=None)
+@given(st.integers(3, 6).flatmap(lambda n: st.tuples(st.lists(st.integers(0, 4), min_size=n, max_size=n),
+                                                     st.lists(st.integers(0, 4), min_size=n, max_size=n))))
+def test_exact_p_values_equal_an_enumeration_of_every_ordering(columns: tuple[list[int], list[int]]) -> None:
+    x, y = columns
+    result = rank_agreement([float(v) for v in x], [float(v) for v in y])
+    if len(set(x)) == 1 or len(set(y)) == 1:
+        assert np.isnan(result.spearman_p) and np.isnan(result.kendall_p)
+        return
+    assert result.p_method == "exact"
+    assert result.spearman_p == pytest.approx(float(oracle_p(x, y, _spearman_numerator)), abs=1e-12)
+    assert result.kendall_p == pytest.approx(float(oracle_p(x, y, _kendall_numerator)), abs=1e-12)
+
+
+def test_a_panel_too_large_to_enumerate_gets_scipys_p() -> None:
+    x, y = GENERATED[:EXACT_MAX_MODELS + 1], RAW[:EXACT_MAX_MODELS + 1]
+    result = rank_agreement(x, y)
+    assert result.p_method == "scipy"
+    assert (result.spearman_p, result.kendall_p) == (spearmanr(x, y).pvalue, kendalltau(x, y).pvalue)
+    assert rank_agreement(x[:-1], y[:-1]).p_method == "exact"
 
 
 def test_vectorised_coefficients_equal_scipy_row_by_row_ties_included() -> None:

@@ -113,9 +113,13 @@ def test_bad_relevance_in_json_lines_names_file_and_line(tmp_path: Path, value: 
 
 
 def test_the_int32_bounds_are_read_exactly(tmp_path: Path) -> None:
+    """Both bounds are accepted; the lower one, a negative grade, is read as 0 as trec_eval counts it (issue 43)."""
     path = tmp_path / "test.tsv"
     path.write_text(f"q0\td0\t{RELEVANCE_MAX}\nq0\td1\t{-(2**31)}\n")
-    assert read_qrels_tsv(path) == {"q0": {"d0": 2**31 - 1, "d1": -(2**31)}}
+    assert read_qrels_tsv(path) == {"q0": {"d0": 2**31 - 1, "d1": 0}}
+    path.write_text(f"q0\td0\t1\nq0\td1\t{-(2**31) - 1}\n")
+    with pytest.raises(DatasetError, match=rf"test\.tsv, line 2: relevance score '{-(2**31) - 1}' is "):
+        read_qrels_tsv(path)
 
 
 def test_whole_number_floats_are_read_as_grades_and_scored_as_pytrec_eval_scores_them(tmp_path: Path) -> None:

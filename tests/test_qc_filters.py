@@ -58,7 +58,8 @@ def test_copy_measures_of_hand_made_queries() -> None:
 
 def test_script_share_counts_letters_only() -> None:
     assert script_share(CHINESE, "Hans") == 1.0 and script_share(CHINESE, "Latn") == 0.0
-    assert script_share("GPT-4 生成了 3 个问题", "Hans") == pytest.approx(6 / 9)  # digits are no letters
+    assert script_share("GPT-4 生成了 3 个问题", "Hans") == 1.0  # digits are no letters, Latin ones neutral here
+    assert script_share("GPT-4", "Hans") == 0.0  # but judged where they are all the letters
     assert script_share("2024?", "Latn") is None  # no letter: nothing to judge
     assert script_share("какой кислород", "Cyrl") == 1.0
     assert script_share("ひらがなとカタカナと漢字", "Jpan") == 1.0

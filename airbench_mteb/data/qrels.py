@@ -10,6 +10,11 @@ Two file layouts, both rows of (query id, document id, relevance):
 Accepted relevance: an integer in -2^31..2^31-1 (the C ``int`` pytrec_eval stores it in; a larger
 value would wrap round silently), given as an integer, a whole-number float (``1.0``, ``1e2``) or
 a string holding either. NaN, infinities, fractions, booleans and values out of range are refused.
+A negative grade (TREC's -1 and -2 for junk or spam; co*cktail's qrels hold some -1) is read as 0, a judged
+non-relevant document: what trec_eval makes of it (gain 0 in nDCG, not relevant in the binary measures, still
+judged; :func:`airbench_mteb.metrics.retrieval.gain`, which every metric of the plugin applies to the grades it
+is given), so MTEB's numbers do not change, and safe: trec_eval's C code, which MTEB runs through pytrec_eval,
+writes outside its arrays for a query whose highest grade is below -1.
 
 A qrels file with no judgment, or none with a relevance above 0 (no query could score anything),
 is refused too, as is the same (query, document) pair judged twice. Every error is a
@@ -105,7 +110,7 @@ class _QrelsBuilder:
         if doc_id in docs:
             raise DatasetError(f"duplicate qrel for query {qid!r} and document {doc_id!r}", path=self.path,
                                line=line, item_id=f"{qid}/{doc_id}")
-        docs[doc_id] = value
+        docs[doc_id] = max(value, 0)  # a negative grade read as 0 (module docstring)
 
     def result(self) -> Qrels:
         if not self.qrels:

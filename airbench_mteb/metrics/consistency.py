@@ -5,8 +5,11 @@ human-labelled dev set and on a generated one over the same corpus, and reports 
 :math:`\rho = 0.8211` (p = 5e-5) between the two score columns; 30 random subsets of 2,000 generated
 queries give a mean :math:`\rho` of 0.8031, and without quality control :math:`\rho` drops to 0.6912.
 
-- :func:`rank_agreement`: Spearman's :math:`\rho` and Kendall's :math:`\tau_b` with their p-values, as
-  ``scipy.stats.spearmanr`` and ``scipy.stats.kendalltau`` compute them on the two score columns.
+- :func:`rank_agreement`: Spearman's :math:`\rho` and Kendall's :math:`\tau_b` with their two-sided p-values:
+  for a panel of at most ``EXACT_MAX_MODELS`` models the exact permutation p (:func:`exact_p_value`, every
+  ordering of the models enumerated), otherwise as ``scipy.stats.spearmanr`` (its t approximation) and
+  ``scipy.stats.kendalltau`` compute them. With 3 or 4 models the t approximation says p = 0 for a perfect
+  agreement, where only 2 of the 6 (3 models) or 2 of the 24 (4 models) orderings are as extreme: p = 1/3, 1/12.
 - :func:`agreement_intervals`: a bootstrap interval of each. The two sets hold different queries, so
   each is a stratum of its own (:func:`~airbench_mteb.metrics.bootstrap.bootstrap_statistic_ci`): a
   draw resamples the generated queries and, independently, the human ones; every model's mean on both
@@ -26,7 +29,10 @@ differ in the last bits are tied everywhere, never ordered in one place and tied
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -46,6 +52,17 @@ MIN_MODELS = 3  # two models always agree or disagree completely: a rank correla
 # exact arithmetic can differ in the last bits; every coefficient here ranks means rounded to this many
 # decimals, so those stay ties (scores are at most 1 in size: far above the error, far below any gap).
 TIE_DECIMALS = 12
+# Up to this many models the p-values enumerate every ordering (8! = 40,320); above, scipy's.
+EXACT_MAX_MODELS = 8
+# Two coefficients of one panel are "as extreme" when they differ by less than this: the values of a rank
+# correlation of <= 8 models lie on a grid at least 1/504 apart, their float rounding errors near 1e-16.
+_EXTREME_TOLERANCE = 1e-9
+PMethod = Literal["exact", "scipy"]
+P_METHODS: dict[str, str] = {
+    "exact": "exact permutation p (two-sided: the share of the n! orderings of one column against the other whose "
+             "coefficient is at least as far from 0 as the observed one)",
+    "scipy": "scipy's p (Spearman: t approximation; Kendall: scipy.stats.kendalltau's method='auto')",
+}
 
 
 def tie_rounded(means: ArrayLike) -> np.ndarray:
@@ -63,6 +80,7 @@ class RankAgreement:
     kendall_tau: float
     kendall_p: float
     models: int
+    p_method: PMethod  # "exact": every ordering enumerated (at most EXACT_MAX_MODELS models); "scipy": scipy's
 
 
 @dataclass(frozen=True)
@@ -95,15 +113,38 @@ def _columns(first: ArrayLike, second: ArrayLike) -> tuple[np.ndarray, np.ndarra
 def rank_agreement(first: ArrayLike, second: ArrayLike) -> RankAgreement:
     """Spearman's rho and Kendall's tau-b (with their two-sided p-values) of two models' score columns.
 
-    Exactly ``scipy.stats.spearmanr`` and ``scipy.stats.kendalltau`` (tau-b; the exact null distribution for
-    small sets without ties, scipy's ``method="auto"``) of the two columns after :func:`tie_rounded`, the tie
-    rule the bootstrap (:func:`spearman_rho`, :func:`kendall_tau_b`) follows.
+    The coefficients are ``scipy.stats.spearmanr``'s and ``scipy.stats.kendalltau``'s (tau-b) of the two columns
+    after :func:`tie_rounded`, the tie rule the bootstrap (:func:`spearman_rho`, :func:`kendall_tau_b`) follows.
+    The p-values are :func:`exact_p_value`'s for at most ``EXACT_MAX_MODELS`` models (``p_method`` "exact"),
+    scipy's above (``p_method`` "scipy"; :data:`P_METHODS` says what each is).
     """
     x, y = (tie_rounded(column) for column in _columns(first, second))
     with np.errstate(invalid="ignore", divide="ignore"):
         spearman, kendall = spearmanr(x, y), kendalltau(x, y)
-    return RankAgreement(float(spearman.statistic), float(spearman.pvalue), float(kendall.statistic),
-                         float(kendall.pvalue), int(x.size))
+    if p_method(x.size) == "scipy":
+        return RankAgreement(float(spearman.statistic), float(spearman.pvalue), float(kendall.statistic),
+                             float(kendall.pvalue), int(x.size), "scipy")
+    return RankAgreement(float(spearman.statistic), exact_p_value(x, y, spearman_rho), float(kendall.statistic),
+                         exact_p_value(x, y, kendall_tau_b), int(x.size), "exact")
+
+
+def p_method(models: int) -> PMethod:
+    """How :func:`rank_agreement` computes the p-values of a panel of ``models``: exact up to EXACT_MAX_MODELS."""
+    return "exact" if models <= EXACT_MAX_MODELS else "scipy"
+
+
+def exact_p_value(first: np.ndarray, second: np.ndarray,
+                  statistic: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> float:
+    """The two-sided exact permutation p of a rank correlation ``statistic`` (:func:`spearman_rho`,
+    :func:`kendall_tau_b`): the share of the n! orderings of ``second`` against ``first`` (ties kept as they
+    are) whose coefficient is at least as far from 0 as the observed one; ``nan`` where it is undefined (a
+    constant column). Perfect agreement of 3 models: 2 of 6 orderings, p = 1/3; of 4 models: 2/24 = 1/12."""
+    orderings = np.array(list(itertools.permutations(range(second.size))))
+    observed = float(statistic(first, second))
+    if not np.isfinite(observed):
+        return float("nan")
+    values = statistic(first, second[orderings])
+    return float(np.count_nonzero(np.abs(values) >= abs(observed) - _EXTREME_TOLERANCE) / len(orderings))
 
 
 def spearman_rho(first: np.ndarray, second: np.ndarray) -> np.ndarray:

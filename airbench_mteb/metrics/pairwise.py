@@ -29,10 +29,8 @@ from numpy.typing import ArrayLike
 
 from airbench_mteb.metrics.bootstrap import ConfidenceInterval, Method, bootstrap_ci
 from airbench_mteb.metrics.resampling import Resampling, with_interval
+from airbench_mteb.metrics.retrieval import Qrels, Run, is_relevant, ranking
 from airbench_mteb.metrics.significance import RandomizationTest, adjust_p_values, paired_randomization_test
-
-Run = Mapping[str, Mapping[str, float]]
-Qrels = Mapping[str, Mapping[str, int]]
 
 
 def _check_pair(r1: np.ndarray, r2: np.ndarray) -> int:
@@ -117,24 +115,20 @@ def rcci_test(r1: ArrayLike, r2: ArrayLike, *, n_resamples: int = 9999, seed: in
     return paired_randomization_test(m1 / n, m2 / n, n_resamples=n_resamples, seed=seed)
 
 
-def ranked_documents(scores: Mapping[str, float], depth: int) -> list[str]:
-    """The top ``depth`` document ids of one query, ties broken like pytrec_eval (higher id first)."""
-    return [doc for doc, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)[:depth]]
-
-
 def rank_matrix(run: Run, qrels: Qrels, depth: int, query_ids: Sequence[str] | None = None) -> np.ndarray:
     """The seed's R matrix (len(query_ids) x depth) of one run: 1 where a relevant document is ranked.
 
     ``query_ids`` fixes the row order (default: the sorted qrels queries). A query the run does not
-    answer is a row of zeros (a miss). Relevance is ``qrels[q][doc] > 0``.
+    answer is a row of zeros (a miss). Documents are ranked and judged relevant as trec_eval does
+    (:func:`~airbench_mteb.metrics.retrieval.ranking`, :func:`~airbench_mteb.metrics.retrieval.is_relevant`).
     """
     if depth < 2:
         raise ValueError(f"depth must be at least 2 (n = depth - 1 must be positive), got {depth}")
     query_ids = sorted(qrels) if query_ids is None else list(query_ids)
     matrix = np.zeros((len(query_ids), depth), dtype=np.int8)
     for row, qid in enumerate(query_ids):
-        relevant = {doc for doc, rel in qrels.get(qid, {}).items() if rel > 0}
-        for rank, doc in enumerate(ranked_documents(run.get(qid, {}), depth)):
+        relevant = {doc for doc, rel in qrels.get(qid, {}).items() if is_relevant(rel)}
+        for rank, doc in enumerate(ranking(run.get(qid, {}))[:depth]):
             if doc in relevant:
                 matrix[row, rank] = 1
     return matrix

@@ -21,7 +21,7 @@ import pytrec_eval
 
 from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
-from airbench_mteb.metrics.retrieval import Qrels, Run, ranking
+from airbench_mteb.metrics.retrieval import Qrels, Run, is_relevant, pytrec_qrels, ranking
 from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
 from airbench_mteb.metrics.tie_neutral import tie_neutral_vectors
 from airbench_mteb.mteb_compat import RESULTS_FILE_DECIMALS, TREC_MEAN_DECIMALS
@@ -116,7 +116,7 @@ def _trec_vector(trec_scores: Mapping[str, Mapping[str, float]], query_ids: Sequ
 def _reciprocal_ranks(qrels: Qrels, run: Run, query_ids: Sequence[str], k: int) -> np.ndarray:
     values = np.zeros(len(query_ids))
     for i, qid in enumerate(query_ids):
-        relevant = {doc for doc, rel in qrels[qid].items() if rel > 0}  # none for a query judged 0 only: it scores 0
+        relevant = {doc for doc, rel in qrels[qid].items() if is_relevant(rel)}  # none for a query judged 0 only: it scores 0
         top = ranking(run.get(qid, {}))[:k]
         values[i] = next((1.0 / rank for rank, doc in enumerate(top, start=1) if doc in relevant), 0.0)
     return values
@@ -160,9 +160,7 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
     for source in sources:
         target = {qid: docs for qid, docs in qrels_for_source(qrels, doc_sources, source).items() if docs}
         query_ids = scored_queries(target, run)
-        trec_scores = pytrec_eval.RelevanceEvaluator(
-            {qid: {doc: int(rel) for doc, rel in docs.items()} for qid, docs in target.items()}, measures,
-        ).evaluate(trec_run)
+        trec_scores = pytrec_eval.RelevanceEvaluator(pytrec_qrels(target), measures).evaluate(trec_run)
         vectors = per_query_scores(trec_scores, target, run, names, query_ids)
         scores[source] = (query_ids, {**vectors, **tie_neutral_vectors(target, run, cutoffs, query_ids)})
     return scores

@@ -8,7 +8,16 @@ nDCG, MAP, Recall, Precision and hit rate; MRR computed on the same ranking), so
 gets the numbers MTEB would report, without MTEB.
 
 How documents are ranked (as trec_eval does): by score, descending; equal scores by document
-id, descending. Only queries that appear in the run *and* have at least one judgment in qrels
+id, descending. trec_eval keeps a run's scores as C ``float`` (32 bits), so scores are compared as
+:func:`trec_score` rounds them: two scores that round to one float32 (0.30000000000000004 and 0.3,
+or 0.3 and 0.30000001) are a tie. :func:`ranking` is that order and :func:`trec_scores` that tie,
+for every metric of the plugin.
+
+How grades count (as trec_eval counts them): a document is relevant for the binary measures
+(MAP, recall, precision, MRR, hit rate, judged-relevant rows of SSCI/RCCI) when its grade is
+above 0 (:func:`is_relevant`); its gain in nDCG is its grade, and 0 for a grade of 0 or below
+(:func:`gain`): TREC's negative grades (-1, -2: judged junk or spam) weigh like a judged
+non-relevant document, in the ranking and in the ideal one. Only queries that appear in the run *and* have at least one judgment in qrels
 are scored, and every metric is the mean over those queries, as in MTEB and BEIR.
 """
 
@@ -16,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
 import pytrec_eval
 
 Qrels = Mapping[str, Mapping[str, int]]
@@ -71,7 +81,7 @@ def evaluate_run(qrels: Qrels, run: Run, k_values: Sequence[int] = MTEB_K_VALUES
             the run has judgments in qrels.
     """
     cutoffs = _cutoffs(k_values)
-    trec_qrels = {qid: {doc: int(rel) for doc, rel in docs.items()} for qid, docs in qrels.items() if docs}
+    trec_qrels = pytrec_qrels(qrels)
     trec_run = {qid: {doc: float(score) for doc, score in docs.items()
                       if not (ignore_identical_ids and doc == qid)}
                 for qid, docs in run.items()}
@@ -93,9 +103,37 @@ def evaluate_run(qrels: Qrels, run: Run, k_values: Sequence[int] = MTEB_K_VALUES
     return scores
 
 
+def trec_scores(docs: Mapping[str, float]) -> dict[str, float]:
+    """One query's scores as trec_eval compares them: each rounded to the nearest float32 (the C ``float`` trec_eval
+    and pytrec_eval store a score in; beyond its range, infinity). Two documents tie when these are equal."""
+    with np.errstate(over="ignore"):
+        rounded = np.fromiter(docs.values(), dtype=np.float64, count=len(docs)).astype(np.float32)
+    return dict(zip(docs, rounded.tolist(), strict=True))
+
+
+def pytrec_qrels(qrels: Qrels) -> dict[str, dict[str, int]]:
+    """``qrels`` as the plugin hands them to pytrec_eval: each grade as its :func:`gain` (a grade <= 0 as 0), the
+    queries without judgments left out. The same values for every measure the plugin reads (trec_eval counts a
+    grade <= 0 as gain 0 and not relevant); and safe: trec_eval's C code writes outside its arrays for a query
+    whose highest grade is below -1 (pytrec_eval 0.5 then aborts the interpreter later, at a free)."""
+    return {qid: {doc: gain(int(rel)) for doc, rel in docs.items()} for qid, docs in qrels.items() if docs}
+
+
 def ranking(docs: Mapping[str, float]) -> list[str]:
-    """Document ids of one query's run, best first, ties broken by id descending (trec_eval's order)."""
-    return [doc for doc, _ in sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)]
+    """Document ids of one query's run, best first, ties (equal :func:`trec_scores`) broken by id descending
+    (trec_eval's order)."""
+    scores = trec_scores(docs)
+    return sorted(scores, key=lambda doc: (scores[doc], doc), reverse=True)
+
+
+def is_relevant(grade: int) -> bool:
+    """Whether a judged grade makes a document relevant for the binary measures, as trec_eval judges: above 0."""
+    return grade > 0
+
+
+def gain(grade: int) -> int:
+    """A judged grade's gain in nDCG, as trec_eval's ``ndcg_cut`` counts it: the grade, 0 for a grade of 0 or below."""
+    return max(grade, 0)
 
 
 def _mean_reciprocal_ranks(qrels: Qrels, run: Run, queries: Iterable[str], cutoffs: Sequence[int]) -> dict[int, float]:
@@ -103,7 +141,7 @@ def _mean_reciprocal_ranks(qrels: Qrels, run: Run, queries: Iterable[str], cutof
     count = 0
     for qid in queries:
         count += 1
-        relevant = {doc for doc, rel in qrels[qid].items() if rel > 0}
+        relevant = {doc for doc, rel in qrels[qid].items() if is_relevant(rel)}
         first = next((rank for rank, doc in enumerate(ranking(run[qid]), start=1) if doc in relevant), None)
         for k in cutoffs:
             if first is not None and first <= k:

@@ -17,8 +17,11 @@ documents in the group). The formulas of :func:`expected_ndcg`, :func:`expected_
 :func:`expected_source_share` follow; without ties each equals the conventional value exactly.
 
 Only the documents of the run are ranked: a tie with a document the retriever cut off (below its top k) is
-not seen. Relevance is as in trec_eval: the gain of a document is its grade (0 when unjudged); a document is
-relevant for average precision when its grade is > 0.
+not seen. Ties and grades are trec_eval's, defined once in :mod:`airbench_mteb.metrics.retrieval`: two documents
+tie when their scores round to one float32 (:func:`~airbench_mteb.metrics.retrieval.trec_scores`); the gain of a
+document is :func:`~airbench_mteb.metrics.retrieval.gain` of its grade (0 when unjudged, 0 for a grade <= 0) and
+it is relevant for average precision when :func:`~airbench_mteb.metrics.retrieval.is_relevant` (grade > 0). So
+where nothing ties in trec_eval's eyes, every tie-neutral value is trec_eval's value, for every grade and score.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from itertools import groupby
 
 import numpy as np
 
-from airbench_mteb.metrics.retrieval import Qrels, Run, ranking
+from airbench_mteb.metrics.retrieval import Qrels, Run, gain, is_relevant, ranking, trec_scores
 
 TIE_NEUTRAL = "_tie_neutral"  # suffix of a tie-neutral metric's or key's name
 TIE_NEUTRAL_MEASURES = ("ndcg", "map")
@@ -37,8 +40,10 @@ TIE_NEUTRAL_MEASURES = ("ndcg", "map")
 
 def tied_groups(docs: Mapping[str, float]) -> list[list[str]]:
     """One query's documents as groups of exactly equal score, best score first; each group in trec_eval's
-    order (document id descending), so concatenating the groups gives :func:`~airbench_mteb.metrics.retrieval.ranking`."""
-    return [list(group) for _, group in groupby(ranking(docs), key=lambda doc: docs[doc])]
+    order (document id descending), so concatenating the groups gives :func:`~airbench_mteb.metrics.retrieval.ranking`.
+    Documents tie as trec_eval sees it: equal :func:`~airbench_mteb.metrics.retrieval.trec_scores`."""
+    scores = trec_scores(docs)
+    return [list(group) for _, group in groupby(ranking(docs), key=scores.__getitem__)]
 
 
 def _spans(groups: Sequence[Sequence[str]], k: int) -> list[tuple[Sequence[str], int, int]]:
@@ -63,19 +68,20 @@ def expected_ndcg(grades: Mapping[str, int], docs: Mapping[str, float], k: int) 
 
     .. math:: \mathrm{E}[\mathrm{DCG@}k] = \sum_{g} \bar{r}_g \sum_{i = a_g}^{\min(b_g, k)} \frac{1}{\log_2(i + 1)}
 
-    divided by the ideal DCG@k of the judged grades (trec_eval's ``ndcg_cut``: gain = grade, the ideal
+    with :math:`\bar{r}_g` the group's mean gain (:func:`~airbench_mteb.metrics.retrieval.gain`: the grade, 0 for
+    a grade <= 0), divided by the ideal DCG@k of the judged grades' gains (trec_eval's ``ndcg_cut``: the ideal
     ranking orders every judged document of the query, retrieved or not). The ideal DCG does not depend on
     the run, so the expectation of nDCG is E[DCG] / IDCG (McSherry & Najork, ECIR 2008). 0 when no judged
     document has a positive grade.
     """
     _check_k(k)
-    ideal = sum(grade / math.log2(i + 1)
-                for i, grade in enumerate(sorted((g for g in grades.values() if g > 0), reverse=True)[:k], start=1))
+    gains = sorted((gain(grade) for grade in grades.values()), reverse=True)[:k]
+    ideal = sum(value / math.log2(i + 1) for i, value in enumerate(gains, start=1))
     if ideal == 0:
         return 0.0
     dcg = 0.0
     for group, first, last in _spans(tied_groups(docs), k):
-        mean_gain = sum(grades.get(doc, 0) for doc in group) / len(group)
+        mean_gain = sum(gain(grades.get(doc, 0)) for doc in group) / len(group)
         dcg += sum(mean_gain / math.log2(i + 1) for i in range(first, last + 1))  # trec_eval's terms, untied
     return dcg / ideal
 
@@ -83,7 +89,7 @@ def expected_ndcg(grades: Mapping[str, int], docs: Mapping[str, float], k: int) 
 def expected_average_precision(grades: Mapping[str, int], docs: Mapping[str, float], k: int) -> float:
     r"""AP@k of one query (trec_eval's ``map_cut``), expected over every ordering of its tied documents.
 
-    With :math:`x_i = 1` when position :math:`i` holds a relevant document (grade > 0) and :math:`R` the
+    With :math:`x_i = 1` when position :math:`i` holds a relevant document (grade > 0, as trec_eval) and :math:`R` the
     query's relevant documents (judged, retrieved or not),
 
     .. math:: \mathrm{AP@}k = \frac{1}{R} \sum_{i \le k} \frac{x_i}{i} \sum_{j \le i} x_j
@@ -103,13 +109,13 @@ def expected_average_precision(grades: Mapping[str, int], docs: Mapping[str, flo
     document.
     """
     _check_k(k)
-    relevant = sum(grade > 0 for grade in grades.values())
+    relevant = sum(map(is_relevant, grades.values()))
     if relevant == 0:
         return 0.0
     total, before = 0.0, 0
     for group, first, last in _spans(tied_groups(docs), k):
         size = len(group)
-        hits = sum(grades.get(doc, 0) > 0 for doc in group)
+        hits = sum(is_relevant(grades.get(doc, 0)) for doc in group)
         share = hits / size
         pair = hits * (hits - 1) / (size * (size - 1)) if size > 1 else 0.0
         total += sum((share * (1 + before) + (i - first) * pair) / i for i in range(first, last + 1))

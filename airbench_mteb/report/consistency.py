@@ -6,7 +6,8 @@ reads the panel's results and kept per-query scores (:mod:`airbench_mteb.data.pe
 and gives, per metric:
 
 - each model's score on both sets, with the confidence interval its results carry;
-- Spearman's rho and Kendall's tau-b with their p-values and bootstrap intervals (each set's queries
+- Spearman's rho and Kendall's tau-b with their p-values (exact over every ordering of a panel of at most
+  ``EXACT_MAX_MODELS`` models, scipy's above; each agreement records which) and bootstrap intervals (each set's queries
   resampled on their own, :func:`airbench_mteb.metrics.consistency.agreement_intervals`);
 - the robustness study: rho on random subsets of the generated queries (the paper: 30 x 2,000);
 - with ``without_qc`` (the generator's pre-QC set, registered as a task of its own): the same for the
@@ -30,12 +31,17 @@ import numpy as np
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.metrics.bootstrap import METHODS, Method
 from airbench_mteb.metrics.consistency import (
+    EXACT_MAX_MODELS,
     MIN_MODELS,
+    P_METHODS,
+    PMethod,
     agreement_intervals,
+    p_method,
     rank_agreement,
     subset_agreement,
     tied_resamples,
 )
+from airbench_mteb.metrics.retrieval import is_relevant
 from airbench_mteb.report.intervals import recorded_interval
 from airbench_mteb.report.kept_scores import (
     MAIN_SCORE,
@@ -82,6 +88,7 @@ class Agreement:
     tied_draws: int  # bootstrap draws that tie every model on one set (coefficients undefined, left out)
     subset_size: int  # the robustness study: rho on random subsets of this many generated queries
     subset_rhos: tuple[float, ...]
+    p_method: PMethod  # how both p-values were computed (metrics.consistency.P_METHODS)
 
     @property
     def subset_mean(self) -> float:
@@ -216,13 +223,13 @@ def _check_options(models: Sequence[str], subsets: int, subset_size: int, n_resa
 
 
 def _check_distinct(sets: Mapping[str, QuerySet]) -> None:
-    """Two sets that are one (the same task, split and subset) agree perfectly by construction (rho 1, p 0):
+    """Two sets that are one (the same task, split and subset) agree perfectly by construction (rho 1, tau 1):
     that measures nothing, so it is refused."""
     seen: dict[QuerySet, str] = {}
     for name, query_set in sets.items():
         if query_set in seen:
             raise ConsistencyError(f"the {seen[query_set]} and the {name} set are both {query_set}: a set agrees "
-                                   "with itself by construction (rho 1, p 0); give two different sets")
+                                   "with itself by construction (rho 1, tau 1); give two different sets")
         seen[query_set] = name
 
 
@@ -232,7 +239,7 @@ def _check_same_corpus(generated: QuerySet, human: QuerySet) -> None:
     of the corpus it read; its own hard negatives are extra documents, never relevant."""
     generated_data, human_data = _split_data(generated), _split_data(human)
     relevant = list(dict.fromkeys(doc for docs in generated_data.qrels.values() for doc, grade in docs.items()
-                                  if grade > 0))
+                                  if is_relevant(grade)))
     absent = _missing(human_data.corpus, relevant)
     copies_absent = set(_missing(human_data.corpus, [f"{doc}-{human.subset}" for doc in absent]))
     absent = [doc for doc in absent if f"{doc}-{human.subset}" in copies_absent]
@@ -296,7 +303,8 @@ def _metric(metric: str, sets: Mapping[str, QuerySet], found: Mapping[str, Mappi
             (intervals["spearman"].low, intervals["spearman"].high), correlations.kendall_tau,
             correlations.kendall_p, (intervals["kendall"].low, intervals["kendall"].high),
             method if method in used else next(iter(used)),
-            tied_resamples(generated, human, n_resamples=n_resamples, seed=seed), robust.sample_size, robust.rhos))
+            tied_resamples(generated, human, n_resamples=n_resamples, seed=seed), robust.sample_size, robust.rhos,
+            correlations.p_method))
     return MetricConsistency(metric, read, {name: _model_scores(sets[name], found[name], read[name], matrices[name])
                                             for name in sets},
                              {name: len(matrix) for name, matrix in matrices.items()}, tuple(agreements))
@@ -316,13 +324,20 @@ def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else f"[{low:.4f}, {high:.4f}]"
 
 
+def _p_method_text(models: int) -> str:
+    """Which p-values the report's panel of ``models`` gets (the rule of metrics.consistency.rank_agreement)."""
+    if p_method(models) == "exact":
+        return f"the {P_METHODS['exact']}, over the {math.factorial(models):,} orderings of the {models} models"
+    return f"{P_METHODS['scipy']} ({models} models: more than {EXACT_MAX_MODELS} to enumerate)"
+
+
 def _render_markdown(report: ConsistencyReport) -> str:
     sets = [(GENERATED, report.generated), (HUMAN, report.human)] + (
         [(WITHOUT_QC, report.without_qc)] if report.without_qc else [])
     lines = ["# Rank agreement of a generated benchmark with human labels", "",
              *(f"- {name}: {query_set}" for name, query_set in sets if query_set is not None), "",
-             f"Spearman's rho and Kendall's tau-b between the models' scores on the two sets (p-values as scipy "
-             f"computes them); {report.level:.0%} {report.method} bootstrap intervals from {report.n_resamples:,} "
+             f"Spearman's rho and Kendall's tau-b between the models' scores on the two sets; p: "
+             f"{_p_method_text(len(report.models))}; {report.level:.0%} {report.method} bootstrap intervals from {report.n_resamples:,} "
              f"draws (seed {report.seed}), each set's queries resampled on their own and the models' means and ranks "
              f"recomputed per draw. Robustness: rho on {report.subsets} random subsets of the generated queries "
              "(without replacement) against the human set's full means, as in AIR-Bench section 4.1.", ""]

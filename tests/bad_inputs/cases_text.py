@@ -1,5 +1,5 @@
 """Unusual text and language codes for the plugin's one text analysis: Lucene's words, and quality control's
-query filters built on them (issue 36).
+query filters built on them (issues 36 and 43).
 
 Each ``check`` compares with what a reader of the language counts by hand: the words of a question, how many of
 them are copied in a row, which analyzer a code names.
@@ -43,6 +43,16 @@ def _copied(run: int) -> Callable[[Workspace, Any], None]:
     def check(ws: Workspace, decision: Any) -> None:
         assert decision is not None and decision.filter == "copied" and decision.common_run == run, decision
     return check
+
+
+def _wrong_language(ws: Workspace, decision: Any) -> None:
+    assert decision is not None and decision.filter == "wrong_language" and decision.script_share == 0.0, decision
+
+
+PERSIAN = ("کتاب‌های درسی می‌توانند به دانش‌آموزان کمک کنند تا مفاهیم پایه‌ای ریاضی را بهتر بفهمند و مهارت‌های "
+           "حل مسئله را تقویت کنند.")  # 26 words as Lucene cuts them (a ZWNJ splits), 21 with the 5 ZWNJ words joined
+RUSSIAN_PASSAGE = ("Тропические леса Амазонии производят около двадцати процентов кислорода в атмосфере Земли, хотя "
+                   "экологи до сих пор спорят об этой оценке.")
 
 
 def _terms(text: str, language: str) -> Callable[[Workspace], list[str]]:
@@ -102,5 +112,33 @@ CASES = [
          check=_is(["runner", "were", "run"])),
     Case("text-lucene-terms-outside-the-13", call=_terms("The Runners", "nl"), check=_is(["the", "runners"])),
     # two spaces, a zero-width joiner and an emoji are one segment (UAX #29 WB3d, WB4, WB3c)
+    # issue 43: Persian copies typed without their ZWNJ (21 joined words), with it as spaces or with Arabic yeh/kaf
+    # (26 words); the old filter found no run of 10 and kept them all
+    Case("text-qc-persian-copy-without-zwnj", call=_check_query(PERSIAN.replace("\u200c", ""), PERSIAN, "fa"),
+         check=_copied(21)),
+    Case("text-qc-persian-copy-zwnj-as-spaces", call=_check_query(PERSIAN.replace("\u200c", " "), PERSIAN, "fa"),
+         check=_copied(26)),
+    Case("text-qc-persian-copy-arabic-yeh-kaf",
+         call=_check_query(PERSIAN.replace("\u06cc", "\u064a").replace("\u06a9", "\u0643"), PERSIAN, "fa"),
+         check=_copied(26)),
+    # 8 words copied verbatim plus an emoji: all 8 distinct words in the passage (the emoji is no word)
+    Case("text-qc-copied-clause-plus-emoji",
+         call=_check_query("Тропические леса Амазонии производят около двадцати процентов кислорода 🤔",
+                           RUSSIAN_PASSAGE, "ru"), check=_copied(8)),
+    Case("text-qc-accents-folded-on-one-side",
+         call=_check_query("la basilica de la sagrada familia en barcelona fue disenada por antoni gaudi",
+                           "La basílica de la Sagrada Familia en Barcelona fue diseñada por Antoni Gaudí.", "es"),
+         check=_copied(13)),
+    Case("text-qc-umlauts-written-out",
+         call=_check_query("der koelner dom ist die groesste gotische kathedrale deutschlands und wurde gebaut",
+                           "Der Kölner Dom ist die größte gotische Kathedrale Deutschlands und wurde gebaut.", "de"),
+         check=_copied(12)),
+    Case("text-qc-japanese-question-naming-python",
+         call=_check_query("Pythonでlist comprehensionを使うとfor文より速くなるのはなぜですか？",
+                           "アマゾンの熱帯雨林は酸素を生み出している。", "ja"), check=_kept),
+    Case("text-qc-hindi-question-naming-python",
+         call=_check_query("Python में list comprehension का उपयोग for loop से तेज़ क्यों होता है?", HINDI_PASSAGE,
+                           "hi"), check=_kept),
+    Case("text-qc-emoji-only-query", call=_check_query("🤔🤔❓", ENGLISH_PASSAGE, "en"), check=_wrong_language),
     Case("text-standard-words-spaces-zwj-emoji", call=_words("  \u200d\U0001F600"), check=_is(["  \u200d\U0001F600"])),
 ]
