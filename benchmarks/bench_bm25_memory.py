@@ -16,7 +16,7 @@ For each corpus, ``--runs`` rounds (default 3), each of:
    DefaultLuceneDocumentGenerator --threads 2`` into an empty folder, then ``python -m pyserini.search.lucene
    --bm25 --hits 1000 --threads 2`` (its time is the two processes' sum, its memory the larger peak).
 
-Memory is sampled every 0.1 s over each command's whole process tree from ``/proc/<pid>/smaps_rollup``: the peak
+Memory is sampled every 0.2 s over each command's whole process tree from ``/proc/<pid>/smaps_rollup``: the peak
 of the summed PSS (resident memory, pages shared by forked workers counted once: fair to both sides) and of its
 anonymous part (memory the process allocated, without the mapped files' pages it has touched). Each figure is the
 median of the rounds. Printed per corpus: time and peak ratios (plugin first run over Pyserini) and the second
@@ -68,21 +68,16 @@ class Measure:
 
 
 def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants, from /proc (children first listed by their parents)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry))
+    """``pid`` and its descendants, from each thread's ``/proc/<pid>/task/<tid>/children`` (cheap: the tree only)."""
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
         found.append(current)
-        todo += children.get(current, [])
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                todo += map(int, Path(f"/proc/{current}/task/{task}/children").read_text().split())
+        except OSError:  # ended meanwhile
+            continue
     return found
 
 
@@ -101,7 +96,7 @@ def _memory_kb(pids: list[int]) -> tuple[int, int]:
 
 
 def measured(command: list[str], env: dict[str, str], log: Path) -> Measure:
-    """Run ``command`` to its end, its whole process tree's memory sampled every 0.1 s; fails on a non-zero exit."""
+    """Run ``command`` to its end, its whole process tree's memory sampled every 0.2 s; fails on a non-zero exit."""
     started = time.perf_counter()
     with log.open("ab") as output:
         process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
@@ -109,7 +104,7 @@ def measured(command: list[str], env: dict[str, str], log: Path) -> Measure:
         while process.poll() is None:
             pss, anon = _memory_kb(_tree(process.pid))
             peak_pss, peak_anon = max(peak_pss, pss), max(peak_anon, anon)
-            time.sleep(0.1)
+            time.sleep(0.2)
     seconds = time.perf_counter() - started
     if process.returncode:
         raise SystemExit(f"bench_bm25_memory: {command[:4]} exited {process.returncode}; see {log}")

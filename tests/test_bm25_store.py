@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import warnings
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -229,5 +230,5 @@ def test_batches_are_cut_by_text_bytes_in_order_and_whole(sizes: list[int], cap:
     assert [text for batch in batches for text in batch.column("text").to_pylist()] == texts
     for batch in batches:  # within the cap, or one document alone
         assert batch.num_rows == 1 or sum(map(len, batch.column("text").to_pylist())) <= cap
-    for first, second in zip(batches, batches[1:]):  # each batch as full as the cap allows
+    for first, second in pairwise(batches):  # each batch as full as the cap allows
         assert sum(map(len, first.column("text").to_pylist())) + len(second.column("text")[0].as_py()) > cap

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, pairwise
@@ -32,7 +32,7 @@ from airbench_mteb.models.bm25_store import IndexKey, stored_index
 from airbench_mteb.models.bm25_workers import analysed_batches, available_cores, searched
 from airbench_mteb.models.c_allocator import release_freed_memory
 from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
-from airbench_mteb.models.mapped_pages import page_out
+from airbench_mteb.models.mapped_pages import release_mapped
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -198,25 +198,25 @@ def _show_progress(encode_kwargs: Any) -> bool:
 
 
 def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
-    """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow); the
-    pages of each batch are handed back (:func:`~airbench_mteb.models.mapped_pages.page_out`) once the batches
-    after it that may still be on their way to an analyser have been read, so a pass over the corpus does not
-    keep it resident.
+    """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow); every
+    ``_RELEASE_BYTES`` of text, the pages of the corpus files read so far are handed back
+    (:func:`~airbench_mteb.models.mapped_pages.release_mapped`), so a pass over the corpus does not keep it resident.
 
     A ``datasets.Dataset`` is read through its own Arrow iterator, which follows a ``select`` or ``filter``
     (an indices mapping over the table) and slices the memory map without a copy where there is none.
     """
-    read: deque[pa.RecordBatch] = deque()
+    files = [entry["filename"] for entry in getattr(corpus, "cache_files", None) or []]
+    unreleased = 0
     for batch in _corpus_batches(corpus):
         yield batch
-        read.append(batch)
-        if len(read) > _RESIDENT_BATCHES:
-            page_out(read.popleft())
-    for batch in read:
-        page_out(batch)
+        unreleased += batch.nbytes
+        if unreleased >= _RELEASE_BYTES:
+            release_mapped(files)
+            unreleased = 0
+    release_mapped(files)
 
 
-_RESIDENT_BATCHES = 6  # more than the batches in flight to the analysers (2 per worker)
+_RELEASE_BYTES = 1 << 26
 
 
 def _corpus_batches(corpus: Any) -> Iterator[pa.RecordBatch]:

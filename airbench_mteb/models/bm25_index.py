@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from scipy import sparse
 
 from airbench_mteb.models.bm25_build import ARRAYS, AnalysedBatch, IndexCounts, IndexWriter
+from airbench_mteb.models.mapped_pages import release_mapped
 
 # Postings scored in one sparse product by BM25Index.search (~30 bytes each while a block is scored).
 _BLOCK_ENTRIES = 1 << 22
@@ -103,6 +104,7 @@ class BM25Index:
     documents: np.ndarray  # int32 document position of each entry, ascending within a term
     weights: np.ndarray  # float32 BM25 weight of each entry
     num_documents: int
+    files: tuple[Path, ...] = ()  # the mapped files, whose pages a search hands back after each block
     _scratch: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)  # the files of build()
 
     @classmethod
@@ -112,7 +114,7 @@ class BM25Index:
         sizes = {"indptr": counts.terms + 1, "documents": counts.postings, "weights": counts.postings}
         arrays = {name: mapped(folder / name, dtype, sizes[name]) for name, dtype in ARRAYS.items()}
         return cls(Vocabulary(mapped_strings(folder, "vocabulary", counts.terms)), num_documents=counts.documents,
-                   **arrays)
+                   files=tuple(folder / name for name in ARRAYS), **arrays)
 
     @classmethod
     def build(cls, batches: Iterable[Sequence[Sequence[str]]], *, k1: float, b: float) -> BM25Index:
@@ -167,6 +169,7 @@ class BM25Index:
         for positions, scores in rows:
             best = best_first(positions, scores, k)
             results.append((positions[best].astype(np.int64), scores[best]))
+        release_mapped(self.files)  # the block's postings: read again from the page cache if another block needs them
         return results
 
     def query_blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[QueryBlock]:
