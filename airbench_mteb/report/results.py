@@ -18,12 +18,9 @@ from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
-<<<<<<< HEAD
 from airbench_mteb.models.arguments import model_label
-=======
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 from airbench_mteb.tasks.cocktail import UNREGISTERED_SOURCES_TASK
->>>>>>> i43b
 
 if TYPE_CHECKING:
     from mteb.results import TaskResult
@@ -70,13 +67,7 @@ def _model_of(path: Path) -> tuple[str, str, str]:
         name = path.parent.parent.name.replace("__", "/")
         return name, name, path.parent.name
     meta = read_json(meta_path)
-<<<<<<< HEAD
-    return meta["name"], model_label(meta["name"], meta.get("experiment_kwargs"))
-=======
-    kwargs = meta.get("experiment_kwargs") or {}
-    suffix = f" ({', '.join(f'{k}={v}' for k, v in sorted(kwargs.items()))})" if kwargs else ""
-    return meta["name"], f"{meta['name']}{suffix}", str(meta.get("revision") or "")
->>>>>>> i43b
+    return meta["name"], model_label(meta["name"], meta.get("experiment_kwargs")), str(meta.get("revision") or "")
 
 
 def read_task_result(path: Path) -> TaskResult:
