@@ -232,3 +232,32 @@ def test_batches_are_cut_by_text_bytes_in_order_and_whole(sizes: list[int], cap:
         assert batch.num_rows == 1 or sum(map(len, batch.column("text").to_pylist())) <= cap
     for first, second in pairwise(batches):  # each batch as full as the cap allows
         assert sum(map(len, first.column("text").to_pylist())) + len(second.column("text")[0].as_py()) > cap
+
+
+def _index_folders() -> dict[str, float]:
+    """The stored indexes: folder name to the modification time of its manifest."""
+    return {p.name: (p / MANIFEST).stat().st_mtime_ns for p in _store().iterdir() if not p.name.startswith(".")}
+
+
+@pytest.mark.slow
+def test_a_second_run_command_reads_the_stored_index_and_arguments_get_their_own(tmp_path: Path) -> None:
+    """``airbench-mteb run`` as a user types it, three times on one corpus: the second indexes nothing and gives the
+    same results; k1/b given with --model-kwargs build an index of their own beside the first."""
+    from tests.conftest import SAMPLE_DATA
+
+    script = str(Path(sys.executable).with_name("airbench-mteb"))
+
+    def run(out: str, *extra: str) -> dict:
+        command = [script, "run", "-m", "airbench-mteb/bm25", "-t", "CocktailNQUTD", "--eval-splits", "test",
+                   "--data-dir", str(SAMPLE_DATA), "--output-folder", str(tmp_path / out), "--no-ci", *extra]
+        subprocess.run(command, check=True, capture_output=True, text=True)
+        return json.loads(next((tmp_path / out).rglob("CocktailNQUTD.json")).read_text())["scores"]
+
+    first = run("first")
+    stored = _index_folders()
+    assert stored  # one index per corpus the task's subsets use
+    assert run("second") == first
+    assert _index_folders() == stored  # nothing indexed, nothing rewritten
+    run("other", "--model-kwargs", "k1=1.2", "b=0.75")
+    after = _index_folders()
+    assert {name: after[name] for name in stored} == stored and len(after) == 2 * len(stored)
