@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,7 @@ class AnonymousPeak(threading.Thread):
             self.peak_kb = max(self.peak_kb, _status_kb("RssAnon"))
 
 
-def batches(documents: int, vocabulary: int, seed: int = 0) -> tuple[int, list]:
+def batches(documents: int, vocabulary: int, seed: int = 0) -> Iterator[AnalysedBatch]:
     """Analysed batches of synthetic documents, made as they are consumed."""
     rng = np.random.default_rng(seed)
     cdf = np.cumsum(1 / np.arange(1, vocabulary + 1))
@@ -80,9 +81,13 @@ def main() -> None:
     try:
         started = time.perf_counter()
         writer = IndexWriter(folder, k1=0.9, b=0.4)
-        for batch in tqdm(batches(args.documents, args.vocabulary), total=-(-args.documents // BATCH), unit="batch",
-                          file=sys.stderr, mininterval=30):
+        progress = tqdm(batches(args.documents, args.vocabulary), total=-(-args.documents // BATCH), unit="batch",
+                        file=sys.stderr, mininterval=30)
+        for number, batch in enumerate(progress):
             writer.add(batch)
+            if number % 500 == 0:  # the memory so far, for a run that is stopped before its end
+                progress.set_postfix_str(f"peak RSS {_status_kb('VmHWM') / 2**20:.2f} GB, anonymous "
+                                         f"{sampler.peak_kb / 2**20:.2f} GB", refresh=False)
         counts = writer.finish()
         build_s = time.perf_counter() - started
         build_rss_kb, build_anon_kb = _status_kb("VmHWM"), sampler.peak_kb
