@@ -175,6 +175,7 @@ class BM25Search:
                 doc_ids.append(batch["id"])
         if pc.count_distinct(mapped_strings(folder, "doc_ids", doc_ids.count)).as_py() != doc_ids.count:
             raise ValueError("BM25: the corpus has duplicate document ids")
+        release_freed_memory()  # before the analysers fork: what the passes so far freed would be resident in each
         writer = IndexWriter(folder, k1=self.k1, b=self.b)
         with tqdm(total=len(corpus), desc="BM25 index corpus", unit="doc", leave=False,
                   disable=not show_progress) as progress:
@@ -199,7 +200,7 @@ def _show_progress(encode_kwargs: Any) -> bool:
 
 def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow); every
-    ``_RELEASE_BYTES`` of text, the pages of the corpus files read so far are handed back
+    ``_RELEASE_BYTES`` (32 MiB) read, the pages of the corpus files read so far are handed back
     (:func:`~airbench_mteb.models.mapped_pages.release_mapped`), so a pass over the corpus does not keep it resident.
 
     A ``datasets.Dataset`` is read through its own Arrow iterator, which follows a ``select`` or ``filter``
@@ -216,7 +217,7 @@ def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     release_mapped(files)
 
 
-_RELEASE_BYTES = 1 << 26
+_RELEASE_BYTES = 1 << 25
 
 
 def _corpus_batches(corpus: Any) -> Iterator[pa.RecordBatch]:

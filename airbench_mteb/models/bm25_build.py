@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-RUN_PAIRS = 1 << 23  # pairs gathered before a run is spilled (about 20 bytes each while the run is made)
+RUN_PAIRS = 1 << 22  # pairs gathered before a run is spilled (about 20 bytes each while the run is made)
 MERGE_ENTRIES = 1 << 22  # postings merged and weighted at once (about 24 bytes each)
 _TERM_BLOCK = 1 << 16  # entries of a run's term list read at a time
 ARRAYS = {"indptr": np.int64, "documents": np.int32, "weights": np.float32}

@@ -16,7 +16,6 @@ shares with the parent by the fork, and sends back each query's best positions a
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import signal
@@ -106,9 +105,6 @@ def in_order(function: Callable[[Shared, Item], Result], shared: Shared, items: 
     context = multiprocessing.get_context("fork" if can_fork() else None)
     executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start,
                                    initargs=(function, shared))
-    # Objects that exist now are never visited by the workers' garbage collector, so the pages of the parent's
-    # heap stay shared with them instead of being copied into each one (about 100 MB per worker after mteb).
-    gc.freeze()
     try:
         pending: deque[Future[Result]] = deque()
         for item in items:
@@ -119,7 +115,6 @@ def in_order(function: Callable[[Shared, Item], Result], shared: Shared, items: 
             yield pending.popleft().result()
     finally:  # also on an error, Ctrl-C or a consumer that stops early: drop what is queued
         executor.shutdown(wait=True, cancel_futures=True)
-        gc.unfreeze()
 
 
 _worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # the function and what it shares, set once
