@@ -34,6 +34,8 @@ from airbench_mteb.models.embedding_cache import EmbeddingCacheWarning, forget_l
 from airbench_mteb.models.embedding_cache.store import _read_keys_file
 from tests.airbench_mirror import chinese_documents, english_documents
 
+pytest.importorskip("ray", reason="needs the distributed extra: pip install 'airbench-mteb[distributed]'")
+
 TASKS = ["AIR-Bench_24.05_qa_news_en", "AIR-Bench_24.05_qa_news_zh"]  # dev and test share each corpus
 DOCUMENTS = 240  # 120 English + 120 Chinese documents in the test mirror...
 DISTINCT_DOCUMENTS = len(set(english_documents())) + len(set(chinese_documents()))  # ...a few share a text

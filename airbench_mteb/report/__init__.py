@@ -1,9 +1,15 @@
-"""Registry of the plots and tables behind ``airbench-mteb report --plot NAME``.
+"""The report layer: library functions that read MTEB results and prediction files and write tables and plots.
 
-A plot is a function ``(request: ReportRequest) -> list[Path]`` that writes its files under
-``request.out`` and returns their paths; :func:`write_report` runs several. Plot modules
-register themselves with :func:`register_plot`; they are imported on first access of
-:data:`PLOTS` so that ``import airbench_mteb`` stays free of matplotlib.
+What it holds: the results reader (``results``, ``kept_scores``, ``intervals``), the plots and tables of
+``airbench-mteb report`` (``bias``, ``irsc``, ``cocktail_quality``, ``by_attribute``), the libraries behind the
+statistics commands (``compare``: SSCI/RCCI; ``significance``; ``bias_significance``; ``consistency`` and
+``consistency_output``; ``leaderboard``), the lines ``airbench-mteb run`` ends with (``run_summary``) and the
+shared text formatting (``text_format``).
+
+This module is the registry of the plots behind ``airbench-mteb report --plot NAME``. A plot is a function
+``(request: ReportRequest) -> list[Path]`` that writes its files under ``request.out`` and returns their paths;
+:func:`write_report` runs several. Plot modules register themselves with :func:`register_plot`; they are imported
+on first access of :data:`PLOTS` so that ``import airbench_mteb`` stays free of matplotlib.
 """
 
 from __future__ import annotations
