@@ -25,6 +25,7 @@ FLOORS = {
     "data": 3, "metrics": 3,
     "settings": 2,
     "mteb_compat": 1,
+    "ir_types": 0,  # Qrels and Run, the shapes data/, metrics/ and everything above them pass around
 }
 
 

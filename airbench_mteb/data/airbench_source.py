@@ -17,8 +17,9 @@ from tqdm.auto import tqdm
 from airbench_mteb.data.arrow_corpus import check_arrow_corpus, corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import write_jsonl
-from airbench_mteb.data.qrels import Qrels, qrels_from_rows, read_qrels_jsonl
+from airbench_mteb.data.qrels import qrels_from_rows, read_qrels_jsonl
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
+from airbench_mteb.ir_types import Qrels
 from airbench_mteb.settings import DATA_DIR_ENV
 
 QRELS_KEYS = ("qid", "docid", "relevance")

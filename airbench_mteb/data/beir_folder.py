@@ -22,8 +22,9 @@ from typing import IO, Any
 from airbench_mteb.data.arrow_corpus import BATCH_ROWS, corpus_from_jsonl
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write
-from airbench_mteb.data.qrels import TSV_HEADER, KnownIds, Qrels, read_qrels_tsv
+from airbench_mteb.data.qrels import TSV_HEADER, KnownIds, read_qrels_tsv
 from airbench_mteb.data.retrieval_data import Document, RetrievalData, read_corpus_jsonl, read_queries_jsonl
+from airbench_mteb.ir_types import Qrels
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"

@@ -28,8 +28,8 @@ from airbench_mteb.data.beir_folder import QRELS_DIR, QUERIES_FILE, read_beir_co
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_folder
 from airbench_mteb.data.fingerprint import file_digest
-from airbench_mteb.data.qrels import Qrels
 from airbench_mteb.data.retrieval_data import RetrievalData, read_queries_jsonl
+from airbench_mteb.ir_types import Qrels
 from airbench_mteb.settings import current_settings
 
 CORPUS_DIR = "corpus"

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.ir_types import Run
 
 PREDICTIONS_SUFFIX = "_predictions.json"
 MODEL_META_KEY = "mteb_model_meta"
 DATASET_REVISION_KEY = "dataset_revision"
 _NOT_SUBSETS = (MODEL_META_KEY, DATASET_REVISION_KEY)
-Run = dict[str, dict[str, float]]
 
 
 @dataclass

@@ -31,8 +31,8 @@ from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import field, read_jsonl, read_tsv
+from airbench_mteb.ir_types import Qrels
 
-Qrels = dict[str, dict[str, int]]  # query id -> document id -> relevance
 RELEVANCE_MIN = -(2**31)
 RELEVANCE_MAX = 2**31 - 1
 JSONL_KEYS = ("qid", "docid", "relevance")
@@ -100,7 +100,7 @@ class _QrelsBuilder:
     def __init__(self, path: str | Path, known: KnownIds | None) -> None:
         self.path = path
         self.known = known
-        self.qrels: Qrels = {}
+        self.qrels: dict[str, dict[str, int]] = {}
 
     def add(self, qid: str, doc_id: str, grade: Any, line: int | None) -> None:
         if self.known is not None:

@@ -11,7 +11,7 @@ from airbench_mteb.data.arrow_corpus import missing_ids
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import field as text_field
 from airbench_mteb.data.files import read_jsonl
-from airbench_mteb.data.qrels import Qrels
+from airbench_mteb.ir_types import Qrels
 
 
 @dataclass

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from airbench_mteb.metrics.retrieval import Run
+from airbench_mteb.ir_types import Run
 from airbench_mteb.metrics.significance import paired_t_test_p
 from airbench_mteb.metrics.source_bias import Flat
 from airbench_mteb.metrics.tie_neutral import expected_discounted_source_ratios, tie_neutral_name

@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from airbench_mteb.ir_types import Qrels, Run
 from airbench_mteb.metrics.bootstrap import ConfidenceInterval, Method, bootstrap_ci
 from airbench_mteb.metrics.resampling import Resampling, with_interval
-from airbench_mteb.metrics.retrieval import Qrels, Run, is_relevant, ranking
+from airbench_mteb.metrics.retrieval import is_relevant, ranking
 from airbench_mteb.metrics.significance import RandomizationTest, adjust_p_values, paired_randomization_test
 
 

@@ -19,9 +19,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pytrec_eval
 
+from airbench_mteb.ir_types import Qrels, Run
 from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
-from airbench_mteb.metrics.retrieval import Qrels, Run, is_relevant, pytrec_qrels, ranking
+from airbench_mteb.metrics.retrieval import is_relevant, pytrec_qrels, ranking
 from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
 from airbench_mteb.metrics.tie_neutral import tie_neutral_vectors
 from airbench_mteb.mteb_compat import RESULTS_FILE_DECIMALS, TREC_MEAN_DECIMALS

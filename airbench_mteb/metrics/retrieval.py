@@ -28,8 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pytrec_eval
 
-Qrels = Mapping[str, Mapping[str, int]]
-Run = Mapping[str, Mapping[str, float]]
+from airbench_mteb.ir_types import Qrels, Run
 
 MTEB_K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 

@@ -27,8 +27,9 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from airbench_mteb.ir_types import Qrels, Run
 from airbench_mteb.metrics.resampling import Resampling
-from airbench_mteb.metrics.retrieval import Qrels, Run, evaluate_run, ranking
+from airbench_mteb.metrics.retrieval import evaluate_run, ranking
 from airbench_mteb.metrics.tie_neutral import (
     expected_source_share,
     tie_neutral_name,

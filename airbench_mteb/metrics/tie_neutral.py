@@ -32,7 +32,8 @@ from itertools import groupby
 
 import numpy as np
 
-from airbench_mteb.metrics.retrieval import Qrels, Run, gain, is_relevant, ranking, trec_scores
+from airbench_mteb.ir_types import Qrels, Run
+from airbench_mteb.metrics.retrieval import gain, is_relevant, ranking, trec_scores
 
 TIE_NEUTRAL = "_tie_neutral"  # suffix of a tie-neutral metric's or key's name
 TIE_NEUTRAL_MEASURES = ("ndcg", "map")

@@ -26,10 +26,10 @@ from typing import Any
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.predictions import check_scores
+from airbench_mteb.ir_types import Run
 from airbench_mteb.submission.datasets import LeaderboardTask, SplitData
 from airbench_mteb.submission.layout import SearchResultsFile
 
-Run = dict[str, dict[str, float]]
 SHOWN_IDS = 5  # ids quoted in an error; the count says how many there are
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from airbench_mteb.data.beir_folder import CORPUS_FILE, QRELS_DIR, QUERIES_FILE, read_beir_corpus
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.qrels import read_qrels_tsv
-from airbench_mteb.data.retrieval_data import Document, Qrels, read_queries_jsonl
+from airbench_mteb.data.retrieval_data import Document, read_queries_jsonl
 from airbench_mteb.generation.cocktail.config import HUMAN
+from airbench_mteb.ir_types import Qrels
 
 
 @dataclass
@@ -49,7 +50,7 @@ def read_input(folder: str | Path) -> InputCorpus:
     qrels: dict[str, Qrels] = {}
     unknown = 0
     for qrels_path in qrels_files:
-        split: Qrels = {}
+        split: dict[str, dict[str, int]] = {}
         for qid, docs in read_qrels_tsv(qrels_path).items():
             if qid not in queries:
                 raise DatasetError(f"qrels name query {qid!r}, which is not in {QUERIES_FILE}", path=qrels_path,

@@ -6,7 +6,8 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from airbench_mteb.data.retrieval_data import Document, Qrels
+from airbench_mteb.data.retrieval_data import Document
+from airbench_mteb.ir_types import Qrels
 
 
 def word_count(text: str) -> int:
