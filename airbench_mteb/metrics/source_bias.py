@@ -27,6 +27,9 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 from airbench_mteb.ir_types import Qrels, Run
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import evaluate_run, ranking
@@ -61,12 +64,19 @@ def relative_delta(m_human: float, m_llm: float) -> float:
     for name, value in (("m_human", m_human), ("m_llm", m_llm)):
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be a finite metric value >= 0, got {value!r}")
-    mean = (m_human + m_llm) / 2
-    if mean == 0:
+    if (m_human + m_llm) / 2 == 0:
         warnings.warn("relative_delta: both metrics are 0, so Relative Δ is undefined; reporting 0.0",
                       RuntimeWarning, stacklevel=2)
         return 0.0
-    return (m_human - m_llm) / mean * 100
+    return float(relative_deltas(m_human, m_llm))
+
+
+def relative_deltas(human: ArrayLike, llm: ArrayLike) -> np.ndarray:
+    """:func:`relative_delta` element-wise over arrays of metric values (the one body of the formula), 0 where both
+    are 0; unchecked and silent, for the resampling code that computes it over thousands of resampled means."""
+    human, llm = np.asarray(human), np.asarray(llm)
+    centre = (human + llm) / 2
+    return np.divide(human - llm, centre, out=np.zeros(np.shape(centre)), where=centre != 0) * 100
 
 
 def qrels_for_source(qrels: Qrels, doc_sources: Mapping[str, str], source: str) -> dict[str, dict[str, int]]:

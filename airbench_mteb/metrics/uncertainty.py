@@ -40,6 +40,7 @@ from airbench_mteb.metrics.significance import (
     mean_difference,
     swap_test,
 )
+from airbench_mteb.metrics.source_bias import relative_deltas
 
 
 @dataclass(frozen=True)
@@ -140,14 +141,8 @@ def _ranks(means: np.ndarray) -> np.ndarray:
     return 1 + np.count_nonzero(means[..., None, :] > means[..., :, None], axis=-1)
 
 
-def _relative_delta(human: np.ndarray, llm: np.ndarray) -> np.ndarray:
-    """Relative Δ in percent (metrics.source_bias.relative_delta), 0 where both means are 0, vectorised."""
-    centre = (human + llm) / 2
-    return np.divide(human - llm, centre, out=np.zeros(np.shape(centre)), where=centre != 0) * 100
-
-
 def _source_means_delta(means: Sequence[np.ndarray]) -> np.ndarray:
-    return _relative_delta(means[0][..., 0], means[0][..., 1])
+    return relative_deltas(means[0][..., 0], means[0][..., 1])
 
 
 def relative_delta_ci(human: ArrayLike, llm: ArrayLike, *, level: float = 0.95, method: Method = "BCa",
@@ -164,7 +159,7 @@ def relative_delta_ci(human: ArrayLike, llm: ArrayLike, *, level: float = 0.95, 
 
 def _delta_difference(means: np.ndarray, other: np.ndarray) -> np.ndarray:
     """Δ of a (human, llm) mean pair minus Δ of another."""
-    return _relative_delta(means[..., 0], means[..., 1]) - _relative_delta(other[..., 0], other[..., 1])
+    return relative_deltas(means[..., 0], means[..., 1]) - relative_deltas(other[..., 0], other[..., 1])
 
 
 def _delta_with_bound(means: np.ndarray, error: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +173,7 @@ def _delta_with_bound(means: np.ndarray, error: np.ndarray) -> tuple[np.ndarray,
     total = human + llm
     spread = np.abs(llm) * error[0] + np.abs(human) * error[1]
     bound = np.divide(800 * spread, total**2, out=np.zeros(np.shape(total)), where=total != 0)
-    return _relative_delta(human, llm), bound
+    return relative_deltas(human, llm), bound
 
 
 def _swapped_delta_difference(centre: np.ndarray, shift: np.ndarray,
