@@ -1,8 +1,8 @@
 """Per-query scores kept beside MTEB's results file, tied to it by model, task, split, subset and data.
 
 MTEB averages its per-query retrieval measures and drops them; a confidence interval or a paired test
-between models needs them. A plugin task hands them to :func:`remember` while it is scored, and its
-results writer (``tasks.base.PluginRetrievalTask.write_result``) calls :func:`write_kept` right after it
+between models needs them. A plugin task holds them in a :class:`PendingScores` while it is scored, and its
+results writer (``tasks.base.PluginRetrievalTask.write_result``) calls :meth:`PendingScores.write` right after it
 has written ``<results>/<model>/<revision>/<Task>.json``: the vectors go to ``<Task>.per_query.json.gz``
 beside it. MTEB's ``ResultCache`` reads ``*.json`` files only, so it never takes this file for a
 task result.
@@ -112,46 +112,52 @@ def per_query_path(results_path: Path) -> Path:
     return results_path.with_name(results_path.name.removesuffix(".json") + PER_QUERY_SUFFIX)
 
 
-# The vectors of the evaluation in progress, until its results file is written:
-# (task name, dataset revision) -> the scores of the model evaluated last on it.
-_pending: dict[tuple[str, str], KeptScores] = {}
+class PendingScores:
+    """The per-query scores of the evaluations in progress, until their results files are written.
 
-
-def remember(model_name: str, model_revision: str | None, task_name: str, dataset_revision: str, split: str,
-             subset: str, scores: QueryScores) -> None:
-    """Hold the per-query scores of one split and subset until :func:`write_kept` writes them."""
-    key = (task_name, dataset_revision)
-    kept = _pending.get(key)
-    if kept is None or kept.identity != (model_name, model_revision, task_name, dataset_revision):
-        kept = _pending[key] = KeptScores(model_name, model_revision, task_name, dataset_revision)
-    kept.scores.setdefault(split, {})[subset] = scores
-
-
-def write_kept(task_name: str, dataset_revision: str, results_path: Path) -> Path | None:
-    """Write the scores remembered for the results just written to ``results_path``; returns the file written.
-
-    Splits kept earlier for the same model, task and data stay (MTEB merges a new split into the
-    results file the same way); a file of another model revision or other data is replaced.
+    MTEB's results writer sees a result, not the task that computed it, so the task hands its vectors over
+    through this object: :meth:`hold` while a split and subset is scored, :meth:`write` right after the results
+    file is written. The plugin's task base class owns the one instance (``PluginRetrievalTask.pending_scores``).
     """
-    kept = _pending.get((task_name, dataset_revision))
-    folder = kept.model_name.replace("/", "__").replace(" ", "_") if kept else None
-    if kept is None or folder not in results_path.parts:  # not scored here (cached, closed-book) or another model
-        return None
-    del _pending[(task_name, dataset_revision)]
-    path = per_query_path(results_path)
-    if path.is_file():
-        try:
-            earlier = read_kept(path)
-        except DatasetError as error:
-            logger.warning("%s; replacing it", error)
-        else:
-            if earlier.identity == kept.identity:
-                for split, subsets in earlier.scores.items():
-                    kept.scores[split] = {**subsets, **kept.scores.get(split, {})}
-    payload = json.dumps(kept.to_json(), separators=(",", ":")).encode("utf-8")
-    with atomic_write(path, "wb") as handle:
-        handle.write(gzip.compress(payload, mtime=0))  # mtime 0: the same scores give the same bytes
-    return path
+
+    def __init__(self) -> None:
+        # (task name, dataset revision) -> the scores of the model evaluated last on it
+        self._kept: dict[tuple[str, str], KeptScores] = {}
+
+    def hold(self, model_name: str, model_revision: str | None, task_name: str, dataset_revision: str, split: str,
+             subset: str, scores: QueryScores) -> None:
+        """Hold the per-query scores of one split and subset until :meth:`write` writes them."""
+        key = (task_name, dataset_revision)
+        kept = self._kept.get(key)
+        if kept is None or kept.identity != (model_name, model_revision, task_name, dataset_revision):
+            kept = self._kept[key] = KeptScores(model_name, model_revision, task_name, dataset_revision)
+        kept.scores.setdefault(split, {})[subset] = scores
+
+    def write(self, task_name: str, dataset_revision: str, results_path: Path) -> Path | None:
+        """Write the scores held for the results just written to ``results_path``; returns the file written.
+
+        Splits kept earlier for the same model, task and data stay (MTEB merges a new split into the
+        results file the same way); a file of another model revision or other data is replaced.
+        """
+        kept = self._kept.get((task_name, dataset_revision))
+        folder = kept.model_name.replace("/", "__").replace(" ", "_") if kept else None
+        if kept is None or folder not in results_path.parts:  # not scored here (cached, closed-book) or another model
+            return None
+        del self._kept[(task_name, dataset_revision)]
+        path = per_query_path(results_path)
+        if path.is_file():
+            try:
+                earlier = read_kept(path)
+            except DatasetError as error:
+                logger.warning("%s; replacing it", error)
+            else:
+                if earlier.identity == kept.identity:
+                    for split, subsets in earlier.scores.items():
+                        kept.scores[split] = {**subsets, **kept.scores.get(split, {})}
+        payload = json.dumps(kept.to_json(), separators=(",", ":")).encode("utf-8")
+        with atomic_write(path, "wb") as handle:
+            handle.write(gzip.compress(payload, mtime=0))  # mtime 0: the same scores give the same bytes
+        return path
 
 
 def read_kept(path: Path) -> KeptScores:

@@ -6,10 +6,10 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.per_query import DIGEST_KEY, QueryScores, remember
+from airbench_mteb.data.per_query import DIGEST_KEY, PendingScores, QueryScores
 from airbench_mteb.data.retrieval_data import RetrievalData
 from airbench_mteb.metrics.per_query import (
     interval_scores,
@@ -38,6 +38,10 @@ class PluginRetrievalTask(HookedRetrievalTask):
     embedding cache, so a corpus shared by splits, subsets or tasks is encoded once, and an
     encoder's search keeps each query's top k on the model's device (:mod:`airbench_mteb.models.topk_search`).
     """
+
+    # The per-query scores on their way from scoring to the results writer, which MTEB calls on the task class
+    # with the result only: one holder for every plugin task, keyed by task name and data.
+    pending_scores: ClassVar[PendingScores] = PendingScores()
 
     def load_split(self, hf_subset: str, split: str) -> RetrievalData:
         raise NotImplementedError
@@ -134,11 +138,10 @@ class PluginRetrievalTask(HookedRetrievalTask):
         plugin's one safe writer (checked target, old file kept on failure), with the per-query scores
         beside it (:mod:`airbench_mteb.data.per_query`)."""
         from airbench_mteb.data.files import atomic_path
-        from airbench_mteb.data.per_query import write_kept
 
         with atomic_path(path) as scratch:
             stock_write(scratch)
-        write_kept(result.task_name, result.dataset_revision, path)
+        cls.pending_scores.write(result.task_name, result.dataset_revision, path)
 
     def evaluate_split(self, model: Any, data_split: Any, *, hf_split: str, hf_subset: str, encode_kwargs: Any,
                        prediction_folder: Path | None = None, num_proc: int | None = None, **kwargs: Any) -> Any:
@@ -169,7 +172,8 @@ class PluginRetrievalTask(HookedRetrievalTask):
         """Hold ``kept`` for the results file (:mod:`airbench_mteb.data.per_query`); the score dict's digest key."""
         meta = getattr(self, "_scored_model", None)
         if meta is not None:
-            remember(meta.name, meta.revision, self.metadata.name, self.metadata.revision, hf_split, hf_subset, kept)
+            self.pending_scores.hold(meta.name, meta.revision, self.metadata.name, self.metadata.revision, hf_split,
+                                     hf_subset, kept)
         return {DIGEST_KEY: kept.digest()}
 
     def query_scores(self, scores: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]],
@@ -189,6 +193,12 @@ class PluginRetrievalTask(HookedRetrievalTask):
         values behind them held for the results file (:mod:`airbench_mteb.data.per_query`), bound to these scores
         by their digest (``per_query_sha256``)."""
         kept = self.query_scores(scores, qrels, results, hf_subset)
+        return self.scores_from(kept, qrels, results, hf_split, hf_subset)
+
+    def scores_from(self, kept: QueryScores, qrels: Mapping[str, Mapping[str, int]],
+                    results: Mapping[str, Mapping[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
+        """What :meth:`task_specific_scores` returns, from the per-query values :meth:`query_scores` gave
+        (``kept``); ``kept`` is held for the results file on the way."""
         digest = self.keep_query_scores(hf_split, hf_subset, kept)
         coverage = label_coverage(kept.metrics)
         tie_neutral = tie_neutral_ndcg_mean(qrels, results, kept.query_ids, 10)

@@ -67,7 +67,7 @@ from airbench_mteb.data.errors import OptionError
 from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.data.retrieval_data import RetrievalData
-from airbench_mteb.metrics.bias_uncertainty import SourceVectors, with_uncertainty
+from airbench_mteb.metrics.bias_uncertainty import with_uncertainty
 from airbench_mteb.metrics.ndsr import exposure_scores, ndsr_vectors, source_exposure_scores
 from airbench_mteb.metrics.per_query import per_source_query_scores
 from airbench_mteb.metrics.resampling import configured_resampling
@@ -113,7 +113,6 @@ class SourceBiasTask(PluginRetrievalTask):
         self._corpora: SourceCorpora | None = None
         self._splits: dict[str, MultiSourceData] = {}
         self._doc_sources: dict[str, str] = {}
-        self._source_vectors: SourceVectors = {}
 
     def dataset_folder(self) -> Path:
         raise NotImplementedError
@@ -152,19 +151,21 @@ class SourceBiasTask(PluginRetrievalTask):
             return kept
         by_source = per_source_query_scores(qrels, results, self._doc_sources, [label for label, _ in self.sources],
                                             self.k_values)
-        self._source_vectors = by_source  # what task_specific_scores gives the Relative Δs their uncertainty from
         return replace(kept, by_source={source: QueryScores(ids, vectors) for source, (ids, vectors) in by_source.items()})
 
-    def task_specific_scores(self, scores: dict[str, dict[str, float]], qrels: Mapping[str, Mapping[str, int]],
-                             results: dict[str, dict[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
-        intervals = super().task_specific_scores(scores, qrels, results, hf_split, hf_subset)
+    def scores_from(self, kept: QueryScores, qrels: Mapping[str, Mapping[str, int]],
+                    results: Mapping[str, Mapping[str, float]], hf_split: str, hf_subset: str) -> dict[str, Any]:
+        """The base's scores; in the mixed setting also ``source_bias``, each Relative Δ's uncertainty from the
+        per-source vectors of ``kept`` (:meth:`query_scores`)."""
+        intervals = super().scores_from(kept, qrels, results, hf_split, hf_subset)
         if hf_subset != MIXED:
             return intervals
         labels = [label for label, _ in self.sources]
         bias = source_bias(qrels, results, self._doc_sources, labels, self.k_values)
         resampling = configured_resampling()
         if resampling is not None:
-            bias = with_uncertainty(bias, self._source_vectors, resampling)
+            by_source = {source: (scores.query_ids, scores.metrics) for source, scores in kept.by_source.items()}
+            bias = with_uncertainty(bias, by_source, resampling)
         exposure = source_exposure_scores(results, self._doc_sources, labels, self.k_values)
         return {**intervals, "source_bias": {**flatten(bias), **exposure}}
 
