@@ -22,7 +22,6 @@ tie decides.
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,11 +30,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from airbench_mteb.ir_types import Qrels, Run
+from airbench_mteb.metrics.keys import MetricKey
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import evaluate_run, ranking
 from airbench_mteb.metrics.tie_neutral import (
     expected_source_share,
-    tie_neutral_name,
     tie_neutral_vectors,
     ties_broken_toward,
     ties_decide,
@@ -115,7 +114,7 @@ def per_source_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], so
         if not target:
             raise ValueError(f"no query has judgments on documents of source {source!r}")
         evaluated = evaluate_run(target, run, k_values, digits=None)
-        scores[source] = {f"{m}_at_{k}": evaluated[f"{m}_at_{k}"] for m in BIAS_MEASURES for k in k_values}
+        scores[source] = {str(key): evaluated[str(key)] for key in _bias_keys(k_values)}
     return scores
 
 
@@ -240,7 +239,7 @@ def source_bias(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources:
 def _figures(per_source: Mapping[str, Mapping[str, float]], sources: Sequence[str], k_values: Sequence[int],
              shares: Mapping[str, Mapping[int, float]] | None = None) -> dict[str, SourceScores]:
     """Each source's scores by measure and k, its Relative Δ against ``sources[0]`` and its ``shares``."""
-    measured = {source: {m: {k: per_source[source][f"{m}_at_{k}"] for k in k_values} for m in BIAS_MEASURES}
+    measured = {source: {m: {k: per_source[source][str(MetricKey(m, k))] for k in k_values} for m in BIAS_MEASURES}
                 for source in sources}
     reference = sources[0]
     return {source: SourceScores(
@@ -268,9 +267,14 @@ def per_source_tie_neutral_scores(qrels: Qrels, run: Run, doc_sources: Mapping[s
         if not query_ids:
             raise ValueError(f"no query of the run has judgments on documents of source {source!r}")
         vectors = tie_neutral_vectors(target, run, k_values, query_ids)
-        scores[source] = {f"{m}_at_{k}": float(vectors[tie_neutral_name(f"{m}_at_{k}")].mean())
-                          for m in BIAS_MEASURES for k in k_values}
+        scores[source] = {str(key): float(vectors[str(replace(key, tie_neutral=True))].mean())
+                          for key in _bias_keys(k_values)}
     return scores
+
+
+def _bias_keys(k_values: Sequence[int]) -> list[MetricKey]:
+    """``ndcg_at_<k>`` then ``map_at_<k>`` for every ``k``, the keys of one source's scores."""
+    return [MetricKey(m, k) for m in BIAS_MEASURES for k in k_values]
 
 
 def _expected_shares(run: Run, doc_sources: Mapping[str, str], source: str, k_values: Sequence[int]) -> dict[int, float]:
@@ -286,7 +290,7 @@ Flat = dict[str, float | int | str]
 # Keys of the recorded Resampling in a flat source_bias block, and the suffixes of each Δ's uncertainty keys.
 _RESAMPLING_KEYS = {"level": "ci_level", "method": "ci_method", "n_resamples": "ci_n_resamples", "seed": "ci_seed",
                     "test": "p_value_test"}
-_UNCERTAINTY_SUFFIXES = {"ci_low": "_ci_low", "ci_high": "_ci_high", "p_value": "_p_value"}
+_UNCERTAINTY_STATS = ("ci_low", "ci_high", "p_value")  # each a field of DeltaUncertainty and a key's statistic
 _TIES_CHECKED = "tie_checked_queries"  # the queries the tie_decided_* counts looked at
 
 
@@ -313,42 +317,44 @@ def flatten(bias: SourceBias) -> Flat:
         flat.update({key: getattr(bias.resampling, name) for name, key in _RESAMPLING_KEYS.items()})
     neutral = {source: figures.tie_neutral for source, figures in bias.sources.items()
                if figures.tie_neutral is not None}
-    flat.update(_flatten_figures(neutral, bias.resampling, tie_neutral_name("")))
+    flat.update(_flatten_figures(neutral, bias.resampling, tie_neutral=True))
     for source, figures in bias.sources.items():
-        flat.update({f"relative_delta_{measure}_at_{k}_{source}_ties_to_{favoured}": value
+        flat.update({str(MetricKey(measure, k, source, "relative_delta", ties_to=favoured)): value
                      for favoured, by_measure in figures.ties_to.items() for measure, by_k in by_measure.items()
                      for k, value in by_k.items()})
     if bias.ties is not None:
         flat[_TIES_CHECKED] = bias.ties.queries
         for k, count in bias.ties.decided.items():
-            flat[f"tie_decided_queries_at_{k}"] = count
-            flat[f"tie_decided_share_at_{k}"] = bias.ties.share(k)
+            flat[str(MetricKey("tie_decided_queries", k))] = count
+            flat[str(MetricKey("tie_decided_share", k))] = bias.ties.share(k)
     return flat
 
 
-def _flatten_figures(sources: Mapping[str, SourceScores], resampling: Resampling | None, suffix: str = "") -> Flat:
-    """The keys of every source's scores, Δs (with their uncertainty) and shares, each source name + ``suffix``."""
+def _flatten_figures(sources: Mapping[str, SourceScores], resampling: Resampling | None,
+                     tie_neutral: bool = False) -> Flat:
+    """The keys of every source's scores, Δs (with their uncertainty) and shares; ``tie_neutral``: in that form."""
     flat: Flat = {}
     for source, figures in sources.items():
         for measure, by_k in figures.scores.items():
-            flat.update({f"{measure}_at_{k}_{source}{suffix}": value for k, value in by_k.items()})
+            flat.update({str(MetricKey(measure, k, source, tie_neutral=tie_neutral)): value for k, value in by_k.items()})
     for source, figures in sources.items():
         for measure, by_k in figures.relative_delta.items():
             for k, value in by_k.items():
-                key = f"relative_delta_{measure}_at_{k}_{source}{suffix}"
-                flat[key] = value
+                key = MetricKey(measure, k, source, "relative_delta", tie_neutral)
+                flat[str(key)] = value
                 uncertainty = figures.uncertainty.get(measure, {}).get(k)
                 if uncertainty is not None and resampling is not None:
                     flat.update(_flatten_uncertainty(key, uncertainty, resampling))
     for source, figures in sources.items():
-        flat.update({f"share_at_{k}_{source}{suffix}": share for k, share in figures.share.items()})
+        flat.update({str(MetricKey("share", k, source, tie_neutral=tie_neutral)): share
+                     for k, share in figures.share.items()})
     return flat
 
 
-def _flatten_uncertainty(key: str, uncertainty: DeltaUncertainty, resampling: Resampling) -> Flat:
-    flat: Flat = {key + suffix: getattr(uncertainty, name) for name, suffix in _UNCERTAINTY_SUFFIXES.items()}
+def _flatten_uncertainty(key: MetricKey, uncertainty: DeltaUncertainty, resampling: Resampling) -> Flat:
+    flat: Flat = {str(replace(key, stat=stat)): getattr(uncertainty, stat) for stat in _UNCERTAINTY_STATS}
     if uncertainty.method != resampling.method:
-        flat[f"{key}_ci_method"] = uncertainty.method
+        flat[str(replace(key, stat="ci_method"))] = uncertainty.method
     return flat
 
 
@@ -363,49 +369,50 @@ def unflatten(flat: Mapping[str, float | int | str], reference: str) -> SourceBi
     Raises:
         ValueError: ``reference`` has no share score, or a figure of a source is missing.
     """
-    pattern = re.compile(rf"share_at_(\d+)_{re.escape(reference)}")
-    k_values = sorted(int(match.group(1)) for key in flat if (match := pattern.fullmatch(key)))
+    keys = [key for name in flat if (key := MetricKey.parse(name)) is not None]
+    k_values = sorted(key.k for key in keys if key == MetricKey("share", key.k, reference))
     if not k_values:
         raise ValueError(f"no share_at_<k>_{reference} score: {reference!r} is not a source of these scores")
-    prefix = f"share_at_{k_values[0]}_"
-    others = [key.removeprefix(prefix) for key in flat if key.startswith(prefix) and key != prefix + reference
-              and not key.endswith(tie_neutral_name(""))]
+    first = MetricKey("share", k_values[0])
+    others = [key.source for key in keys if replace(key, source=None) == first and key.source != reference]
     sources = [reference, *others]
     resampling = _read_resampling(flat)
-    neutral = tie_neutral_name(f"share_at_{k_values[0]}_{reference}") in flat
-    ranges = f"relative_delta_ndcg_at_{k_values[0]}_{others[0]}_ties_to_{reference}" in flat if others else False
+    neutral = str(replace(first, source=reference, tie_neutral=True)) in flat
+    ranges = others != [] and str(MetricKey("ndcg", k_values[0], others[0], "relative_delta", ties_to=reference)) in flat
 
-    def by_k(name: str, source: str, suffix: str = "") -> dict[int, float]:
-        keys = {k: f"{name}_at_{k}_{source}{suffix}" for k in k_values}
-        missing = [key for key in keys.values() if key not in flat]
+    def by_k(key: MetricKey) -> dict[int, float]:
+        """The values of ``key`` at every cut-off."""
+        names = {k: str(replace(key, k=k)) for k in k_values}
+        missing = [name for name in names.values() if name not in flat]
         if missing:
             raise ValueError(f"no {missing[0]} score")
-        return {k: float(flat[key]) for k, key in keys.items()}
+        return {k: float(flat[name]) for k, name in names.items()}
 
-    def figures(source: str, suffix: str = "") -> SourceScores:
-        scores = {m: by_k(m, source, suffix) for m in BIAS_MEASURES}
-        deltas = {} if source == reference else {m: by_k(f"relative_delta_{m}", source, suffix) for m in BIAS_MEASURES}
-        share = by_k("share", source, suffix)
+    def figures(source: str, tie_neutral: bool = False) -> SourceScores:
+        scores = {m: by_k(MetricKey(m, 1, source, tie_neutral=tie_neutral)) for m in BIAS_MEASURES}
+        deltas = {} if source == reference else {
+            m: by_k(MetricKey(m, 1, source, "relative_delta", tie_neutral)) for m in BIAS_MEASURES}
+        share = by_k(MetricKey("share", 1, source, tie_neutral=tie_neutral))
         uncertainty = {} if resampling is None or source == reference else {
-            m: {k: _read_uncertainty(flat, f"relative_delta_{m}_at_{k}_{source}{suffix}", resampling)
+            m: {k: _read_uncertainty(flat, MetricKey(m, k, source, "relative_delta", tie_neutral), resampling)
                 for k in k_values} for m in BIAS_MEASURES}
         return SourceScores(scores=scores, relative_delta=deltas, share=share, uncertainty=uncertainty)
 
     def ties_to(source: str) -> dict[str, dict[str, dict[int, float]]]:
         if not ranges or source == reference:
             return {}
-        return {favoured: {m: by_k(f"relative_delta_{m}", source, f"_ties_to_{favoured}") for m in BIAS_MEASURES}
+        return {favoured: {m: by_k(MetricKey(m, 1, source, "relative_delta", ties_to=favoured)) for m in BIAS_MEASURES}
                 for favoured in (reference, source)}
 
     return SourceBias(reference, {
-        source: replace(figures(source), tie_neutral=figures(source, tie_neutral_name("")) if neutral else None,
+        source: replace(figures(source), tie_neutral=figures(source, tie_neutral=True) if neutral else None,
                         ties_to=ties_to(source)) for source in sources}, resampling, _read_ties(flat, k_values))
 
 
 def _read_ties(flat: Mapping[str, float | int | str], k_values: Sequence[int]) -> TiesDecide | None:
     if _TIES_CHECKED not in flat:
         return None
-    keys = {k: f"tie_decided_queries_at_{k}" for k in k_values}
+    keys = {k: str(MetricKey("tie_decided_queries", k)) for k in k_values}
     missing = [key for key in keys.values() if key not in flat]
     if missing:
         raise ValueError(f"no {missing[0]} score ({_TIES_CHECKED} is there)")
@@ -423,13 +430,14 @@ def _read_resampling(flat: Mapping[str, float | int | str]) -> Resampling | None
                       test=str(flat["p_value_test"]))
 
 
-def _read_uncertainty(flat: Mapping[str, float | int | str], key: str, resampling: Resampling) -> DeltaUncertainty:
-    keys = {name: key + suffix for name, suffix in _UNCERTAINTY_SUFFIXES.items()}
+def _read_uncertainty(flat: Mapping[str, float | int | str], key: MetricKey,
+                      resampling: Resampling) -> DeltaUncertainty:
+    keys = {stat: str(replace(key, stat=stat)) for stat in _UNCERTAINTY_STATS}
     missing = [name for name in keys.values() if name not in flat]
     if missing:
         raise ValueError(f"no {missing[0]} score (ci_level says the Relative Δs carry their uncertainty)")
-    return DeltaUncertainty(**{field_name: float(flat[key_name]) for field_name, key_name in keys.items()},
-                            method=str(flat.get(f"{key}_ci_method", resampling.method)))
+    return DeltaUncertainty(**{stat: float(flat[name]) for stat, name in keys.items()},
+                            method=str(flat.get(str(replace(key, stat="ci_method")), resampling.method)))
 
 
 def source_bias_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, str], sources: Sequence[str],
