@@ -13,7 +13,6 @@ hold few labels per query, so a low share says the scores rest on unlabelled doc
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -21,8 +20,9 @@ import pytrec_eval
 
 from airbench_mteb.ir_types import Qrels, Run
 from airbench_mteb.metrics.bootstrap import bootstrap_cis
+from airbench_mteb.metrics.keys import MetricKey
 from airbench_mteb.metrics.resampling import Resampling
-from airbench_mteb.metrics.retrieval import is_relevant, pytrec_qrels, ranking
+from airbench_mteb.metrics.retrieval import TREC_MEASURES, is_relevant, pytrec_qrels, ranking
 from airbench_mteb.metrics.source_bias import BIAS_MEASURES, qrels_for_source
 from airbench_mteb.metrics.tie_neutral import tie_neutral_vectors
 from airbench_mteb.mteb_compat import RESULTS_FILE_DECIMALS, TREC_MEAN_DECIMALS
@@ -33,9 +33,7 @@ from airbench_mteb.mteb_compat import stored_decimals as mteb_stored_decimals
 LABEL_COVERAGE = ("judged_at_10", "judged_at_100")
 KEPT_METRICS = ("ndcg_at_10", "recall_at_10", "recall_at_100", "map_at_10", "mrr_at_10", *LABEL_COVERAGE)
 
-# MTEB's result name prefix -> the pytrec_eval measure behind it
-_TREC_MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P", "hit_rate": "success"}
-_METRIC = re.compile(r"(ndcg|map|recall|precision|hit_rate|mrr|judged)_at_(\d+)")
+_PER_QUERY_MEASURES = (*TREC_MEASURES, "mrr", "judged")  # the measures with a value per query
 
 
 def kept_metrics(main_score: str) -> tuple[str, ...]:
@@ -45,8 +43,10 @@ def kept_metrics(main_score: str) -> tuple[str, ...]:
 
 def per_query_metric(name: str) -> tuple[str, int] | None:
     """``(measure, k)`` of an MTEB metric name that has per-query values (``accuracy`` is recall@1); else None."""
-    match = _METRIC.fullmatch("recall_at_1" if name == "accuracy" else name)
-    return (match.group(1), int(match.group(2))) if match else None
+    key = MetricKey.parse("recall_at_1" if name == "accuracy" else name)
+    if key is None or key != MetricKey(key.measure, key.k) or key.measure not in _PER_QUERY_MEASURES:
+        return None
+    return key.measure, key.k
 
 
 def scored_queries(qrels: Qrels, run: Run) -> tuple[str, ...]:
@@ -97,7 +97,7 @@ def per_query_scores(trec_scores: Mapping[str, Mapping[str, float]], qrels: Qrel
         elif measure == "judged":
             vectors[name] = judged_shares(qrels, run, query_ids, k)
         else:
-            vectors[name] = _trec_vector(trec_scores, query_ids, f"{_TREC_MEASURES[measure]}_{k}", name)
+            vectors[name] = _trec_vector(trec_scores, query_ids, f"{TREC_MEASURES[measure]}_{k}", name)
     return vectors
 
 
@@ -154,8 +154,8 @@ def per_source_query_scores(qrels: Qrels, run: Run, doc_sources: Mapping[str, st
     exactly tied documents, :func:`~airbench_mteb.metrics.tie_neutral.tie_neutral_vectors`).
     """
     cutoffs = sorted(set(k_values))
-    names = [f"{measure}_at_{k}" for measure in BIAS_MEASURES for k in cutoffs]
-    measures = {f"{_TREC_MEASURES[measure]}.{','.join(map(str, cutoffs))}" for measure in BIAS_MEASURES}
+    names = [str(MetricKey(measure, k)) for measure in BIAS_MEASURES for k in cutoffs]
+    measures = {f"{TREC_MEASURES[measure]}.{','.join(map(str, cutoffs))}" for measure in BIAS_MEASURES}
     trec_run = {qid: {doc: float(score) for doc, score in docs.items()} for qid, docs in run.items()}
     scores: dict[str, tuple[tuple[str, ...], dict[str, np.ndarray]]] = {}
     for source in sources:

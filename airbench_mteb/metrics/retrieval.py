@@ -29,17 +29,12 @@ import numpy as np
 import pytrec_eval
 
 from airbench_mteb.ir_types import Qrels, Run
+from airbench_mteb.metrics.keys import MetricKey
 
 MTEB_K_VALUES = (1, 3, 5, 10, 20, 100, 1000)
 
-# MTEB's result name prefix -> the pytrec_eval measure behind it.
-_TREC_MEASURES = {
-    "ndcg_at": "ndcg_cut",
-    "map_at": "map_cut",
-    "recall_at": "recall",
-    "precision_at": "P",
-    "hit_rate_at": "success",
-}
+# MTEB's measure name (``<measure>_at_<k>``) -> the pytrec_eval measure behind it.
+TREC_MEASURES = {"ndcg": "ndcg_cut", "map": "map_cut", "recall": "recall", "precision": "P", "hit_rate": "success"}
 
 
 def evaluate_run(qrels: Qrels, run: Run, k_values: Sequence[int] = MTEB_K_VALUES, *,
@@ -85,20 +80,20 @@ def evaluate_run(qrels: Qrels, run: Run, k_values: Sequence[int] = MTEB_K_VALUES
                       if not (ignore_identical_ids and doc == qid)}
                 for qid, docs in run.items()}
     joined = ",".join(map(str, cutoffs))
-    evaluator = pytrec_eval.RelevanceEvaluator(trec_qrels, {f"{m}.{joined}" for m in _TREC_MEASURES.values()})
+    evaluator = pytrec_eval.RelevanceEvaluator(trec_qrels, {f"{m}.{joined}" for m in TREC_MEASURES.values()})
     per_query = evaluator.evaluate(trec_run)
     if not per_query:
         raise ValueError("no query of the run has judgments in qrels: nothing to score")
 
     scores: dict[str, float] = {}
-    for name, measure in _TREC_MEASURES.items():
+    for name, measure in TREC_MEASURES.items():
         for k in cutoffs:
             mean = sum(values[f"{measure}_{k}"] for values in per_query.values()) / len(per_query)
-            scores[f"{name}_{k}"] = round(mean, digits) if digits is not None else mean
+            scores[str(MetricKey(name, k))] = round(mean, digits) if digits is not None else mean
     if 1 in cutoffs:
         scores["accuracy"] = scores["recall_at_1"]
     for k, value in _mean_reciprocal_ranks(trec_qrels, trec_run, per_query, cutoffs).items():
-        scores[f"mrr_at_{k}"] = value
+        scores[str(MetricKey("mrr", k))] = value
     return scores
 
 
