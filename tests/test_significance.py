@@ -164,22 +164,24 @@ def test_results_carry_intervals_that_mtebs_readers_read_without_warnings(runs: 
 
 
 def test_kept_scores_merge_splits_of_the_same_data_and_replace_those_of_other_data(tmp_path: Path) -> None:
-    from airbench_mteb.data.per_query import QueryScores, read_kept, remember, write_kept
+    from airbench_mteb.data.per_query import PendingScores, QueryScores, read_kept
+
+    pending = PendingScores()
 
     results = tmp_path / "results" / "org__model" / "rev" / "Task.json"
     results.parent.mkdir(parents=True)
 
     def evaluate(split: str, data: str, value: float) -> set[str]:
-        remember("org/model", "rev", "Task", data, split, "default", QueryScores(("q1", "q2"), {"m": np.full(2, value)}))
-        kept = read_kept(write_kept("Task", data, results))
+        pending.hold("org/model", "rev", "Task", data, split, "default", QueryScores(("q1", "q2"), {"m": np.full(2, value)}))
+        kept = read_kept(pending.write("Task", data, results))
         assert kept.dataset_revision == data and kept.scores[split]["default"].metrics["m"].tolist() == [value] * 2
         return set(kept.scores)
 
     assert evaluate("dev", "files-a", 0.5) == {"dev"}
     assert evaluate("test", "files-a", 0.25) == {"dev", "test"}  # a split added later joins the earlier ones
     assert evaluate("test", "files-b", 0.75) == {"test"}  # other data: nothing of the old data is kept
-    remember("other/model", "rev", "Task", "files-b", "dev", "default", QueryScores(("q1",), {"m": np.zeros(1)}))
-    assert write_kept("Task", "files-b", results) is None  # another model's scores never go beside this file
+    pending.hold("other/model", "rev", "Task", "files-b", "dev", "default", QueryScores(("q1",), {"m": np.zeros(1)}))
+    assert pending.write("Task", "files-b", results) is None  # another model's scores never go beside this file
 
 
 def test_the_digest_binds_every_vector_and_a_digest_writers_row_must_have_one(tmp_path: Path) -> None:
