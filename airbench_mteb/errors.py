@@ -12,14 +12,9 @@ read the family here, so neither has to import the other.
 
 from __future__ import annotations
 
-from airbench_mteb.data.errors import DatasetError, OptionError
+from airbench_mteb.data.errors import DatasetError, OptionError, UnknownNameError
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.settings import SettingsError
-
-
-class UnknownNameError(ValueError):
-    """A task, benchmark or model name (or model folder) that cannot be used; the message names it."""
-
 
 USER_ERRORS: tuple[type[Exception], ...] = (DatasetError, OptionError, GenerationError, SettingsError,
                                             UnknownNameError)

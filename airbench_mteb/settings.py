@@ -50,14 +50,6 @@ DEFAULT_CI_RESAMPLES = 9999
 CI_RESAMPLES_RANGE = (99, 1_000_000)  # fewer gives no usable 95 % bound; more only costs time
 
 
-def resampling_problem(n_resamples: object, seed: object) -> str | None:
-    """What is wrong with a number of bootstrap resamples and a random seed given as options; None when nothing."""
-    low, high = CI_RESAMPLES_RANGE
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or not low <= n_resamples <= high:
-        return f"{n_resamples!r} resamples: give a whole number from {low:,} to {high:,}"
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        return f"seed {seed!r} is not a whole number >= 0"
-    return None
 # where an LLM API key is looked for, first set wins (OpenAI's own name as the fallback)
 API_KEY_VARIABLES = (LLM_API_KEY_ENV, "OPENAI_API_KEY")
 

@@ -154,7 +154,7 @@ def test_relabelled_sources_into_the_same_folder_never_take_the_cached_results(t
 
 
 def test_bias_command_needs_tasks_or_sources() -> None:
-    from airbench_mteb.commands.names import UnknownNameError
+    from airbench_mteb.errors import UnknownNameError
 
     with pytest.raises(OptionError, match="give -t TASK"):
         bias_command.bias(_cli(["bias", "-m", "airbench-mteb/bm25"]))

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.commands.model_kwargs import add_model_kwargs_argument, model_kwargs
-from airbench_mteb.commands.names import UnknownNameError, check_task_names, model_argument
 from airbench_mteb.commands.run import apply_data_dir, check_positive_option
 from airbench_mteb.data.errors import OptionError
+from airbench_mteb.errors import UnknownNameError
+from airbench_mteb.names import check_task_names, model_argument
 from airbench_mteb.registry import model_with_arguments, register_tasks
 
 

@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from airbench_mteb.commands.names import check_task_names
 from airbench_mteb.commands.run import apply_data_dir
+from airbench_mteb.names import check_task_names
 
 
 def consistency(args: argparse.Namespace) -> int:

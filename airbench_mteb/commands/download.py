@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from airbench_mteb.catalog import airbench_entries
-from airbench_mteb.commands.names import UnknownNameError
+from airbench_mteb.errors import UnknownNameError
 
 
 def download(args: argparse.Namespace) -> int:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from airbench_mteb.commands.names import check_task_names
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.beir_export import export_task
+from airbench_mteb.names import check_task_names
 
 
 def export_beir(args: argparse.Namespace) -> int:

@@ -48,8 +48,9 @@ def _airbench_config(args: argparse.Namespace) -> AirBenchConfig:
 
 def _check_recall_encoder(name: str) -> None:
     """A bundled encoder, a model mteb knows or a local model folder: else refused before any LLM call."""
-    from airbench_mteb.commands.names import UnknownNameError, model_argument
+    from airbench_mteb.errors import UnknownNameError
     from airbench_mteb.generation.shared_models import BUNDLED
+    from airbench_mteb.names import model_argument
 
     if name and name not in BUNDLED:
         try:

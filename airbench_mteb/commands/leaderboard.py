@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from airbench_mteb.commands.names import check_benchmark_names
+from airbench_mteb.names import check_benchmark_names
 
 
 def leaderboard(args: argparse.Namespace) -> int:

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.commands.model_kwargs import OPTION, add_model_kwargs_argument, model_kwargs
-from airbench_mteb.commands.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.data.errors import OptionError
 from airbench_mteb.mteb_compat import add_mteb_cli_parsers
+from airbench_mteb.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.registry import model_with_arguments, register_models
 from airbench_mteb.settings import DATA_DIR_ENV, configure, current_settings
 

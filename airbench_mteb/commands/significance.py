@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from airbench_mteb.commands.names import check_benchmark_names, check_task_names
+from airbench_mteb.names import check_benchmark_names, check_task_names
 
 
 def significance(args: argparse.Namespace) -> int:

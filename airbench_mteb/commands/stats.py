@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from airbench_mteb.commands.names import check_task_names
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.names import check_task_names
 
 
 def compute_stats(args: argparse.Namespace) -> int:

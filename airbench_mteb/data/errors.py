@@ -1,6 +1,6 @@
-"""The two lowest exception families: wrong benchmark data (on disk or on the hub) and unusable options.
+"""The lowest exception families: wrong benchmark data (on disk or on the hub), unusable options, unknown names.
 
-Both live at the bottom of the layers so that every module (data readers, models, reports, commands)
+They live at the bottom of the layers so that every module (data readers, models, reports, commands)
 can raise them; :mod:`airbench_mteb.errors` gathers them with the other families for the CLI.
 """
 
@@ -28,3 +28,7 @@ class DatasetError(ValueError):
 class OptionError(ValueError):
     """A command-line option or a library argument that cannot be used as given: missing, out of range, or
     contradicting another one. The message names the option (``--results``, ``--depth``...)."""
+
+
+class UnknownNameError(ValueError):
+    """A task, benchmark or model name (or model folder) that cannot be used; the message names it."""

@@ -22,6 +22,7 @@ from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write, read_jsonl
 from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.names import task_named
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.kept_scores import (
     MAIN_SCORE,
@@ -31,7 +32,7 @@ from airbench_mteb.report.kept_scores import (
     score_matrix,
     set_results,
 )
-from airbench_mteb.report.results import model_labels, read_results, unknown_task
+from airbench_mteb.report.results import model_labels, read_results
 
 CANDIDATES = "candidates.jsonl"  # written by `generate airbench` beside the dataset
 FINAL_STYLE = "final_style"  # the style of the last rewrite, the one that became the query
@@ -120,14 +121,9 @@ def query_attributes(candidates: Path, attributes: Sequence[str] = ATTRIBUTES) -
 
 def candidates_file(task: str) -> Path:
     """The ``candidates.jsonl`` beside a registered generated task's data."""
-    import mteb
-
     from airbench_mteb.tasks.airbench import AirBenchTask
 
-    try:
-        instance = mteb.get_task(task)
-    except KeyError:
-        raise DatasetError(unknown_task(task)) from None
+    instance = task_named(task)
     folder = instance.entry.data_dir if isinstance(instance, AirBenchTask) else None
     if not folder:
         raise DatasetError(f"{task} is not a generated AIR-Bench task registered from a folder (register-dataset): "

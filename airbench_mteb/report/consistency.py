@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.metrics.bootstrap import METHODS, Method
 from airbench_mteb.metrics.consistency import (
     EXACT_MAX_MODELS,
@@ -51,9 +51,9 @@ from airbench_mteb.report.kept_scores import (
     score_matrix,
     set_results,
 )
+from airbench_mteb.report.options import check_resampling
 from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.text_format import p_text
-from airbench_mteb.settings import resampling_problem
 
 GENERATED, WITHOUT_QC, HUMAN = "generated", "without QC", "human"
 DEFAULT_METRIC = "ndcg_at_10"  # the paper's; main scores differ between families (co*cktail's is NDCG@1)
@@ -175,9 +175,10 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
             be a document of the human set's corpus); reads both tasks' data.
 
     Raises:
-        ConsistencyError: fewer than 3 models, a model without results on one set, an unknown task, split,
-            subset or metric, results of one set computed on different data, two sets that are one, or sets
-            over different corpora.
+        OptionError: fewer than 3 models, an unknown interval method, subsets, resamples, seed or level out of range.
+        UnknownNameError: an unknown task.
+        ConsistencyError: a model without results on one set, an unknown split, subset or metric, results of
+            one set computed on different data, two sets that are one, or sets over different corpora.
         DatasetError: a results file without kept per-query scores (rerun with ``--overwrite-strategy always``).
     """
     _check_options(models, subsets, subset_size, n_resamples, seed, level, method)
@@ -210,16 +211,13 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
 def _check_options(models: Sequence[str], subsets: int, subset_size: int, n_resamples: int, seed: int,
                    level: float, method: str) -> None:
     if len(set(models)) < MIN_MODELS:
-        raise ConsistencyError(f"a rank agreement needs at least {MIN_MODELS} different models, got {list(models)!r}")
-    if problem := resampling_problem(n_resamples, seed):
-        raise ConsistencyError(problem)
+        raise OptionError(f"a rank agreement needs at least {MIN_MODELS} different models, got {list(models)!r}")
+    check_resampling(n_resamples, seed, level=level)
     for name, value in (("subsets", subsets), ("subset size", subset_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConsistencyError(f"{name} {value!r} is not a whole number >= 1")
-    if not 0 < level < 1:
-        raise ConsistencyError(f"level {level!r} is not between 0 and 1")
+            raise OptionError(f"{name} {value!r} is not a whole number >= 1")
     if method not in METHODS:
-        raise ConsistencyError(f"unknown interval method {method!r}; use one of {', '.join(METHODS)}")
+        raise OptionError(f"unknown interval method {method!r}; use one of {', '.join(METHODS)}")
 
 
 def _check_distinct(sets: Mapping[str, QuerySet]) -> None:

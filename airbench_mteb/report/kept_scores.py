@@ -17,7 +17,8 @@ import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.per_query import RERUN_HINT
-from airbench_mteb.report.results import ModelTaskResult, unknown_task
+from airbench_mteb.names import task_named
+from airbench_mteb.report.results import ModelTaskResult
 from airbench_mteb.tasks.base import SPLIT_DATA_KEY
 
 MAIN_SCORE = "main_score"  # the metric name that stands for each task's own main score
@@ -83,12 +84,7 @@ def resolved(query_set: QuerySet, found: Mapping[str, ModelTaskResult]) -> Query
 
 
 def main_score(task: str) -> str:
-    import mteb
-
-    try:
-        return mteb.get_task(task).metadata.main_score
-    except KeyError:
-        raise DatasetError(unknown_task(task)) from None
+    return task_named(task).metadata.main_score
 
 
 def score_matrix(query_set: QuerySet, found: Mapping[str, ModelTaskResult],

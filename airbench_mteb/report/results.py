@@ -20,7 +20,6 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
 from airbench_mteb.models.arguments import model_label
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
-from airbench_mteb.tasks.cocktail import UNREGISTERED_SOURCES_TASK
 
 if TYPE_CHECKING:
     from mteb.results import TaskResult
@@ -39,12 +38,6 @@ class ModelTaskResult:
     result: TaskResult
     path: Path
     revision: str = ""  # the model's revision (a re-ranked run's holds the depth: ..._top100)
-
-
-def unknown_task(name: str) -> str:
-    """The one-line error of a task name MTEB does not know, saying why a ``bias --sources`` task is not known."""
-    return (f"unknown task {name!r}: neither MTEB nor the plugin registers it (`airbench-mteb tasks` lists the "
-            f"plugin's); {UNREGISTERED_SOURCES_TASK}")
 
 
 def short_model(name: str) -> str:

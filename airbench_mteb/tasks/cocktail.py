@@ -338,12 +338,6 @@ def source_bias_task_class(folder: Path, sources: tuple[tuple[str, str], ...], s
     )
 
 
-# what an unknown task name may be: the task `bias --sources` makes is never registered
-UNREGISTERED_SOURCES_TASK = ("a task made by `bias --sources` (SourceBias_<folder>, or its --name) exists only in "
-                             "that run: register its folder (`airbench-mteb register-dataset FOLDER`) and run the "
-                             "models on the registered task to use its results")
-
-
 def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[str, str], *,
                           name: str | None = None, splits: Sequence[str] | None = None,
                           settings: Sequence[str] | None = None, languages: Sequence[str] = ("eng-Latn",),

@@ -43,8 +43,8 @@ from airbench_mteb.report.leaderboard.uncertainty import (
     query_values,
     rank_groups,
 )
+from airbench_mteb.report.options import check_resampling
 from airbench_mteb.report.results import ModelTaskResult
-from airbench_mteb.settings import resampling_problem
 
 SPLITS = ("dev", "test")
 LEVEL = 0.95
@@ -65,10 +65,7 @@ class TabData:
 def check_options(split: str, n_resamples: int, seed: int, alpha: float) -> None:
     if split not in SPLITS:
         raise OptionError(f"split {split!r}: the leaderboard has {' and '.join(SPLITS)}")
-    if problem := resampling_problem(n_resamples, seed):
-        raise OptionError(problem)
-    if not 0 < alpha < 1:
-        raise OptionError(f"alpha {alpha!r} is not between 0 and 1")
+    check_resampling(n_resamples, seed, alpha=alpha)
 
 
 def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Bench_24.05",
@@ -82,6 +79,7 @@ def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Benc
 
     Raises:
         OptionError: a split other than dev and test, resamples, seed or alpha out of range.
+        UnknownNameError: a benchmark MTEB does not register.
         LeaderboardError: not an AIR-Bench benchmark, no dataset of it with ``split``, or no result of it there.
         DatasetError: runs of one task scored on different data or queries, or per-query values missing or not
             reproducing their results file (rerun with ``--overwrite-strategy always``).

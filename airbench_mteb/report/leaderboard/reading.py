@@ -19,6 +19,7 @@ from typing import Any
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.models.rerankers import split_reranked_name
+from airbench_mteb.names import benchmark_named
 from airbench_mteb.report.leaderboard.table import NO_RERANKER
 from airbench_mteb.report.results import ModelTaskResult, read_results
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
@@ -51,13 +52,7 @@ class TaskScores:
 
 def benchmark_entries(benchmark: str) -> tuple[str, tuple[AirBenchEntry, ...]]:
     """(version, catalog entries) of an AIR-Bench benchmark (``AIR-Bench_24.05``, ``AIR-Bench_24.05_qa``, ...)."""
-    import mteb
-
-    try:
-        tasks = mteb.get_benchmark(benchmark).tasks
-    except KeyError:
-        raise LeaderboardError(f"unknown benchmark {benchmark!r} (`airbench-mteb available-benchmarks` lists "
-                               "them)") from None
+    tasks = benchmark_named(benchmark).tasks
     entries = tuple(entry for task in tasks if isinstance(entry := getattr(task, "entry", None), AirBenchEntry))
     versions = {entry.version for entry in entries}
     if not entries or len(entries) != len(tasks) or len(versions) != 1:

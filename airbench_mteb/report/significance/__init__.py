@@ -92,9 +92,11 @@ def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] =
     Relative Δ_A - Δ_B of each compared metric that source bias is computed for), a family of its own.
 
     Raises:
-        SignificanceError: fewer than two models, an unknown model, task, benchmark or metric, a closed-book
-            split asked for, fewer than 2 queries, models scored on different queries, or results of one task
-            computed on different data.
+        OptionError: fewer than two models, no task, an unknown correction, resamples, seed, alpha or level out of
+            range.
+        UnknownNameError: an unknown task or benchmark.
+        SignificanceError: an unknown model or metric, a closed-book split asked for, fewer than 2 queries,
+            models scored on different queries, or results of one task computed on different data.
         DatasetError: a results file without kept per-query scores (rerun with ``--overwrite-strategy always``),
             or kept scores that do not reproduce the results file's (a value not finite, a mean that is not
             the results' score).

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import read_json
 from airbench_mteb.data.per_query import (
     RERUN_HINT,
@@ -32,9 +32,10 @@ from airbench_mteb.data.per_query import (
 )
 from airbench_mteb.metrics.per_query import stored_decimals
 from airbench_mteb.metrics.significance import CORRECTIONS
-from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results, unknown_task
+from airbench_mteb.names import benchmark_named, check_task_names
+from airbench_mteb.report.options import check_resampling
+from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.significance.records import SignificanceError
-from airbench_mteb.settings import resampling_problem
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 
 if TYPE_CHECKING:
@@ -46,36 +47,22 @@ _MATCH = 1e-9  # how far a per-query mean may be from its results score beyond t
 def check_options(models: Sequence[str], correction: str, n_resamples: int, seed: int, alpha: float,
                   level: float) -> None:
     if len(set(models)) < 2:
-        raise SignificanceError(f"a comparison needs at least two different models, got {list(models)!r}")
+        raise OptionError(f"a comparison needs at least two different models, got {list(models)!r}")
     if correction not in CORRECTIONS:
-        raise SignificanceError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
-    if problem := resampling_problem(n_resamples, seed):
-        raise SignificanceError(problem)
-    for name, value in (("alpha", alpha), ("level", level)):
-        if not 0 < value < 1:
-            raise SignificanceError(f"{name} {value!r} is not between 0 and 1")
+        raise OptionError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
+    check_resampling(n_resamples, seed, alpha=alpha, level=level)
 
 
 def task_names(tasks: Sequence[str],
                benchmark: str | Benchmark | None) -> tuple[tuple[str, ...], str, frozenset[str]]:
     """The tasks to compare (named ones first, then the benchmark's), the benchmark's name and its tasks."""
-    import mteb
-
-    for name in tasks:
-        try:
-            mteb.get_task(name)
-        except KeyError:
-            raise SignificanceError(unknown_task(name)) from None
+    check_task_names(tasks)
     if isinstance(benchmark, str):
-        try:
-            benchmark = mteb.get_benchmark(benchmark)
-        except KeyError:
-            raise SignificanceError(f"unknown benchmark {benchmark!r} (`airbench-mteb available-benchmarks` "
-                                    "lists them)") from None
+        benchmark = benchmark_named(benchmark)
     in_benchmark = tuple(task.metadata.name for task in benchmark.tasks) if benchmark is not None else ()
     names = tuple(dict.fromkeys((*tasks, *in_benchmark)))
     if not names:
-        raise SignificanceError("no task to compare: name tasks (-t) or a benchmark (-b)")
+        raise OptionError("no task to compare: name tasks (-t) or a benchmark (-b)")
     return names, benchmark.name if benchmark is not None else "", frozenset(in_benchmark)
 
 

@@ -1,0 +1,93 @@
+"""Task, benchmark and model names checked where they are looked up, by commands and libraries alike.
+
+MTEB loads the model before it looks the tasks up, and answers an unknown name with a traceback or a bare
+``KeyError``; here an unknown name is one :class:`UnknownNameError` naming it (with MTEB's own suggestions),
+which the CLI prints as one line with exit code 2 and a library caller can catch by its kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from airbench_mteb.data.errors import UnknownNameError
+from airbench_mteb.registry import resolve_model
+
+if TYPE_CHECKING:
+    from mteb import AbsTask, Benchmark
+
+_Found = TypeVar("_Found")
+
+# what an unknown task name may be: the task `bias --sources` makes is never registered
+UNREGISTERED_SOURCES_TASK = ("a task made by `bias --sources` (SourceBias_<folder>, or its --name) exists only in "
+                             "that run: register its folder (`airbench-mteb register-dataset FOLDER`) and run the "
+                             "models on the registered task to use its results")
+
+
+def _reason(error: BaseException) -> str:
+    # mteb's KeyError messages are quoted by KeyError.__str__ and sometimes prefixed with "KeyError: "
+    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    return text.removeprefix("KeyError: ") or type(error).__name__
+
+
+def _named(kind: str, name: str, lookup: Callable[[str], _Found], listing: str, hint: str = "") -> _Found:
+    try:
+        return lookup(name)
+    except KeyError as error:
+        raise UnknownNameError(f"unknown {kind} {name!r}: {_reason(error)} "
+                               f"(`airbench-mteb {listing}` lists them){hint}") from None
+
+
+def task_named(name: str) -> AbsTask:
+    """The task MTEB registers as ``name``; :class:`UnknownNameError` if there is none."""
+    import mteb
+
+    return _named("task", name, mteb.get_task, "available-tasks", f"; {UNREGISTERED_SOURCES_TASK}")
+
+
+def benchmark_named(name: str) -> Benchmark:
+    """The benchmark MTEB registers as ``name``; :class:`UnknownNameError` if there is none."""
+    import mteb
+
+    return _named("benchmark", name, mteb.get_benchmark, "available-benchmarks")
+
+
+def check_task_names(names: Sequence[str] | None) -> None:
+    """Raise :class:`UnknownNameError` for the first name MTEB does not know as a task."""
+    for name in names or ():
+        task_named(name)
+
+
+def check_benchmark_names(names: Sequence[str] | None) -> None:
+    """Raise :class:`UnknownNameError` for the first name MTEB does not know as a benchmark."""
+    for name in names or ():
+        benchmark_named(name)
+
+
+def check_model_name(name: str, revision: str | None = None) -> None:
+    """A model MTEB knows, or one whose metadata the hub gives; else one line with both reasons."""
+    import mteb
+    from mteb.models import ModelMeta
+
+    try:
+        mteb.get_model_meta(name, revision)
+        return
+    except KeyError as error:
+        registry_reason = _reason(error)
+    try:
+        ModelMeta.from_hub(name, revision)
+    except Exception as error:  # offline, no such repository, no access: all mean "cannot be run"
+        raise UnknownNameError(f"unknown model {name!r}: {registry_reason} It is not a local model folder, and "
+                               f"the hub lookup failed ({type(error).__name__}: {str(error).splitlines()[0]})") from None
+
+
+def model_argument(model: str, revision: str | None = None) -> str:
+    """The registered name of ``model`` (a name or a local folder); :class:`UnknownNameError` if it cannot run."""
+    if Path(model).is_dir():
+        try:
+            return resolve_model(model)
+        except ValueError as error:  # a folder without a model in it
+            raise UnknownNameError(str(error)) from None
+    check_model_name(model, revision)
+    return model
