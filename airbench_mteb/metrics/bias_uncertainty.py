@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from airbench_mteb.metrics.keys import MetricKey
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import paired_randomization_test
 from airbench_mteb.metrics.source_bias import DeltaUncertainty, SourceBias, SourceScores, relative_delta
-from airbench_mteb.metrics.tie_neutral import TIE_NEUTRAL
 from airbench_mteb.metrics.uncertainty import (
     relative_delta_ci,
     relative_delta_difference_ci,
@@ -81,12 +81,12 @@ def with_uncertainty(bias: SourceBias, vectors: SourceVectors, resampling: Resam
     compared = {}
     for source in bias.compared:
         figures = bias.sources[source]
-        uncertainty = _uncertainty(figures, vectors, bias.reference, source, "", resampling)
+        uncertainty = _uncertainty(figures, vectors, bias.reference, source, False, resampling)
         if uncertainty is None:
             return bias
         figures = replace(figures, uncertainty=uncertainty)
         if figures.tie_neutral is not None:
-            neutral = _uncertainty(figures.tie_neutral, vectors, bias.reference, source, TIE_NEUTRAL, resampling)
+            neutral = _uncertainty(figures.tie_neutral, vectors, bias.reference, source, True, resampling)
             figures = replace(figures, tie_neutral=replace(figures.tie_neutral, uncertainty=neutral or {}))
         compared[source] = figures
     # the conventional intervals alone name the common method, so their keys stay as they were; a tie-neutral
@@ -96,13 +96,13 @@ def with_uncertainty(bias: SourceBias, vectors: SourceVectors, resampling: Resam
                    resampling=replace(resampling, method=resampling.common_method(used)))
 
 
-def _uncertainty(figures: SourceScores, vectors: SourceVectors, reference: str, source: str, suffix: str,
+def _uncertainty(figures: SourceScores, vectors: SourceVectors, reference: str, source: str, tie_neutral: bool,
                  resampling: Resampling) -> dict[str, dict[int, DeltaUncertainty]] | None:
-    """Every Relative Δ of ``figures`` with its uncertainty, from the vectors ``<measure>_at_<k><suffix>``;
-    None when fewer than 2 queries are scored."""
+    """Every Relative Δ of ``figures`` with its uncertainty, from the vectors ``<measure>_at_<k>`` (their
+    tie-neutral forms with ``tie_neutral``); None when fewer than 2 queries are scored."""
     uncertainty = {}
     for measure, by_k in figures.relative_delta.items():
-        pairs = {k: source_pair(vectors, reference, source, f"{measure}_at_{k}{suffix}")[1:] for k in by_k}
+        pairs = {k: source_pair(vectors, reference, source, str(MetricKey(measure, k, tie_neutral=tie_neutral)))[1:] for k in by_k}
         if any(len(reference_values) < 2 for reference_values, _ in pairs.values()):
             return None
         uncertainty[measure] = {k: delta_uncertainty(*pair, resampling) for k, pair in pairs.items()}
@@ -144,7 +144,7 @@ def compare_source_bias(a: SourceVectors, b: SourceVectors, *, reference: str, c
         ValueError: a source or metric is missing, fewer than 2 queries, or the models score different queries.
     """
     resampling = resampling or Resampling()
-    metric = f"{measure}_at_{k}{TIE_NEUTRAL if tie_neutral else ''}"
+    metric = str(MetricKey(measure, k, tie_neutral=tie_neutral))
     (ids_a, *columns_a), (ids_b, *columns_b) = (source_pair(vectors, reference, compared, metric) for vectors in (a, b))
     if ids_a != ids_b:
         only = sorted(set(ids_a) ^ set(ids_b))

@@ -34,9 +34,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from airbench_mteb.ir_types import Run
+from airbench_mteb.metrics.keys import MetricKey
 from airbench_mteb.metrics.significance import paired_t_test_p
 from airbench_mteb.metrics.source_bias import Flat
-from airbench_mteb.metrics.tie_neutral import expected_discounted_source_ratios, tie_neutral_name
+from airbench_mteb.metrics.tie_neutral import expected_discounted_source_ratios
 
 NDSR_TIE_ORDER = "doc_id_ascending"  # the paper's; trec_eval's is doc id descending
 NDSR_TEST = "one-sample t-test, two-sided"
@@ -72,11 +73,17 @@ def ndsr_vectors(run: Run, doc_sources: Mapping[str, str], sources: Sequence[str
     ``ndsr_at_<k>_<source>``, and beside each its tie-neutral form ``ndsr_at_<k>_<source>_tie_neutral``."""
     vectors: dict[str, np.ndarray] = {}
     for k in sorted(set(k_values)):
-        for name, ratios in (("", discounted_source_ratios), (tie_neutral_name(""), expected_discounted_source_ratios)):
+        for tie_neutral, ratios in ((False, discounted_source_ratios), (True, expected_discounted_source_ratios)):
             rows = [ratios(run.get(qid, {}), doc_sources, sources, k) for qid in query_ids]
-            vectors.update({f"ndsr_at_{k}_{source}{name}": np.array([row[source] for row in rows], dtype=float)
-                            for source in sources})
+            vectors.update({ndsr_key(k, source, tie_neutral=tie_neutral): np.array([row[source] for row in rows],
+                                                                                   dtype=float) for source in sources})
     return vectors
+
+
+def ndsr_key(k: int, source: str, *, tie_neutral: bool = False, delta: bool = False, stat: str | None = None) -> str:
+    """The key of NDSR@``k`` of ``source``, or of its ΔNDSR, or of a ``stat`` of it:
+    ``[delta_]ndsr_at_5_llm[_tie_neutral][_p_value]``."""
+    return str(MetricKey("ndsr", k, source, "delta" if delta else None, tie_neutral, stat=stat))
 
 
 def t_test_p(reference: np.ndarray, compared: np.ndarray) -> float:
@@ -112,13 +119,12 @@ def exposure_scores(vectors: Mapping[str, np.ndarray], sources: Sequence[str], k
     reference = sources[0]
     flat: Flat = {name: float(values.mean()) for name, values in vectors.items()}
     for k in sorted(set(k_values)):
-        for suffix in ("", tie_neutral_name("")):
-            ref = vectors[f"ndsr_at_{k}_{reference}{suffix}"]
+        for tie_neutral in (False, True):
+            ref = vectors[ndsr_key(k, reference, tie_neutral=tie_neutral)]
             for source in sources[1:]:
-                compared = vectors[f"ndsr_at_{k}_{source}{suffix}"]
-                key = f"delta_ndsr_at_{k}_{source}{suffix}"
-                flat[key] = float((ref - compared).mean())
-                flat[f"{key}_p_value"] = t_test_p(ref, compared)
+                compared = vectors[ndsr_key(k, source, tie_neutral=tie_neutral)]
+                flat[ndsr_key(k, source, tie_neutral=tie_neutral, delta=True)] = float((ref - compared).mean())
+                flat[ndsr_key(k, source, tie_neutral=tie_neutral, delta=True, stat="p_value")] = t_test_p(ref, compared)
     flat.update(ndsr_queries=len(next(iter(vectors.values()))), ndsr_tie_order=NDSR_TIE_ORDER,
                 ndsr_p_value_test=NDSR_TEST)
     return flat

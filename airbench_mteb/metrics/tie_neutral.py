@@ -33,9 +33,9 @@ from itertools import groupby
 import numpy as np
 
 from airbench_mteb.ir_types import Qrels, Run
+from airbench_mteb.metrics.keys import MetricKey
 from airbench_mteb.metrics.retrieval import gain, is_relevant, ranking, trec_scores
 
-TIE_NEUTRAL = "_tie_neutral"  # suffix of a tie-neutral metric's or key's name
 TIE_NEUTRAL_MEASURES = ("ndcg", "map")
 
 
@@ -230,21 +230,16 @@ def tie_neutral_vectors(qrels: Qrels, run: Run, k_values: Sequence[int], query_i
     unknown = [measure for measure in measures if measure not in _EXPECTED]
     if unknown:
         raise ValueError(f"no tie-neutral form of {unknown[0]!r} (known: {', '.join(_EXPECTED)})")
-    vectors = {tie_neutral_name(f"{measure}_at_{k}"): np.zeros(len(query_ids)) for measure in measures
-               for k in cutoffs}
+    names = {(measure, k): str(MetricKey(measure, k, tie_neutral=True)) for measure in measures for k in cutoffs}
+    vectors = {name: np.zeros(len(query_ids)) for name in names.values()}
     for i, qid in enumerate(query_ids):
         docs, grades = run.get(qid), qrels.get(qid, {})
         if not docs:
             continue
         for measure in measures:
             for k in cutoffs:
-                vectors[tie_neutral_name(f"{measure}_at_{k}")][i] = _EXPECTED[measure](grades, docs, k)
+                vectors[names[measure, k]][i] = _EXPECTED[measure](grades, docs, k)
     return vectors
-
-
-def tie_neutral_name(name: str) -> str:
-    """The name of the tie-neutral form of the conventional metric or key ``name``."""
-    return f"{name}{TIE_NEUTRAL}"
 
 
 def tie_neutral_ndcg_mean(qrels: Qrels, run: Run, query_ids: Sequence[str], k: int = 10) -> dict[str, float]:
@@ -252,7 +247,7 @@ def tie_neutral_ndcg_mean(qrels: Qrels, run: Run, query_ids: Sequence[str], k: i
     decimals as MTEB rounds its means; empty without queries."""
     if not query_ids:
         return {}
-    name = tie_neutral_name(f"ndcg_at_{k}")
+    name = str(MetricKey("ndcg", k, tie_neutral=True))
     return {name: round(float(tie_neutral_vectors(qrels, run, [k], query_ids, ("ndcg",))[name].mean()), 5)}
 
 

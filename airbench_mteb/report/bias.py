@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write
+from airbench_mteb.metrics.ndsr import ndsr_key
 from airbench_mteb.metrics.source_bias import SourceBias, SourceScores, unflatten
-from airbench_mteb.metrics.tie_neutral import tie_neutral_name
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.results import ModelTaskResult, read_results
 
@@ -188,13 +188,13 @@ def exposure_summary(result: TaskResult, sources: Sequence[str], cutoffs: Sequen
              if "ndsr_queries" in (flat := scores.get("source_bias") or {})]
     if not found:
         return ""
-    neutral = all(tie_neutral_name(f"delta_ndsr_at_{cutoffs[0]}_{others[0]}") in flat for *_, flat in found)
-    suffixes = ("", tie_neutral_name("")) if neutral else ("",)
-    rows = [["task", "split", "setting", *(f"ΔNDSR@{k}:{other}{' tie-neutral' * bool(suffix)}" for suffix in suffixes
+    neutral = all(ndsr_key(cutoffs[0], others[0], tie_neutral=True, delta=True) in flat for *_, flat in found)
+    forms = (False, True) if neutral else (False,)
+    rows = [["task", "split", "setting", *(f"ΔNDSR@{k}:{other}{' tie-neutral' * form}" for form in forms
                                            for other in others for k in cutoffs)]]
     rows += [[result.task_name, split, f"{scores['hf_subset']} ({flat['ndsr_queries']} queries)",
-              *(_ndsr_cell(flat, f"delta_ndsr_at_{k}_{other}{suffix}") for suffix in suffixes for other in others
-                for k in cutoffs)] for split, scores, flat in found]
+              *(_ndsr_cell(flat, k, other, form) for form in forms for other in others for k in cutoffs)]
+             for split, scores, flat in found]
     legend = (f"ΔNDSR@k: normalized discounted source ratio of {reference} minus that of the compared source in the "
               f"top k (Huang et al., arXiv 2604.06163; no qrels needed; > 0 favours {reference}), p: one-sample "
               "t-test over queries; exact ties ranked by document id ascending, as that paper does (trec_eval, and "
@@ -203,10 +203,12 @@ def exposure_summary(result: TaskResult, sources: Sequence[str], cutoffs: Sequen
                                                  if neutral else "")])
 
 
-def _ndsr_cell(flat: Mapping[str, Any], key: str) -> str:
+def _ndsr_cell(flat: Mapping[str, Any], k: int, source: str, tie_neutral: bool) -> str:
+    key = ndsr_key(k, source, tie_neutral=tie_neutral, delta=True)
     if key not in flat:
         return ""
-    return f"{flat[key]:+.3f} (p {flat[f'{key}_p_value']:.2g})"
+    p_value = flat[ndsr_key(k, source, tie_neutral=tie_neutral, delta=True, stat="p_value")]
+    return f"{flat[key]:+.3f} (p {p_value:.2g})"
 
 
 def _aligned(rows: Sequence[Sequence[str]]) -> str:

@@ -17,9 +17,9 @@ from typing import Any
 
 from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.metrics.bias_uncertainty import SourceVectors, compare_source_bias
+from airbench_mteb.metrics.keys import MetricKey
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import Correction, adjust_p_values
-from airbench_mteb.metrics.tie_neutral import TIE_NEUTRAL, tie_neutral_name
 from airbench_mteb.report.text_format import p_text, tex
 
 BIAS_FAMILY = "every source-bias comparison in this report: task x split x subset x metric x source x model pair"
@@ -54,6 +54,11 @@ class BiasComparison:
     exact: bool
     ci_method: str
 
+    @property
+    def tie_neutral(self) -> bool:
+        key = MetricKey.parse(self.metric)
+        return key is not None and key.tie_neutral
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -77,7 +82,7 @@ def compare_biases(scored: Sequence[BiasScores], resampling: Resampling,
     comparisons = [comparison for entry in scored for comparison in _entry_comparisons(entry, resampling)]
     adjusted: dict[int, float] = {}
     for tie_neutral in (False, True):
-        family = [i for i, c in enumerate(comparisons) if c.metric.endswith(TIE_NEUTRAL) is tie_neutral]
+        family = [i for i, c in enumerate(comparisons) if c.tie_neutral is tie_neutral]
         if family:
             p_values = adjust_p_values([comparisons[i].p_value for i in family], correction)
             adjusted.update(zip(family, map(float, p_values), strict=True))
@@ -90,20 +95,21 @@ def _entry_comparisons(entry: BiasScores, resampling: Resampling) -> list[BiasCo
     models = list(vectors)
     comparisons = []
     for metric, tie_neutral in ((metric, tie_neutral) for metric in entry.metrics for tie_neutral in (False, True)):
-        held = tie_neutral_name(metric) if tie_neutral else metric
+        key = MetricKey.parse(metric)
+        if key is None:
+            continue  # not a measure at a cut-off: no source bias is computed for it
+        held = str(replace(key, tie_neutral=tie_neutral))
         if not all(held in scores.metrics for by_source in entry.by_model.values() for scores in by_source.values()):
             continue  # a metric source bias is not computed for (recall, MRR), or kept before tie-neutral ones were
-        measure, k = metric.rsplit("_at_", 1)
         for source in sources:
             for i, model_a in enumerate(models):
                 for model_b in models[i + 1:]:
                     found = compare_source_bias(vectors[model_a], vectors[model_b], reference=entry.reference,
-                                                compared=source, measure=measure, k=int(k), resampling=resampling,
-                                                tie_neutral=tie_neutral)
-                    key = f"relative_delta_{metric}_{source}"
+                                                compared=source, measure=key.measure, k=key.k,
+                                                resampling=resampling, tie_neutral=tie_neutral)
+                    delta = replace(key, source=source, delta="relative_delta", tie_neutral=tie_neutral)
                     comparisons.append(BiasComparison(
-                        entry.task, entry.split, entry.subset, tie_neutral_name(key) if tie_neutral else key,
-                        entry.reference,
+                        entry.task, entry.split, entry.subset, str(delta), entry.reference,
                         source, model_a, model_b, found.n_queries, found.delta_a, found.delta_b, found.difference,
                         found.ci_low, found.ci_high, found.p_value, found.p_value, found.exact,
                         found.resampling.method))
@@ -115,7 +121,7 @@ def _vectors(by_source: Mapping[str, QueryScores]) -> SourceVectors:
 
 
 def bias_json(comparisons: Sequence[BiasComparison]) -> dict[str, Any]:
-    neutral = sum(c.metric.endswith(TIE_NEUTRAL) for c in comparisons)
+    neutral = sum(c.tie_neutral for c in comparisons)
     return {"family": BIAS_FAMILY, "family_size": len(comparisons) - neutral,
             "tie_neutral_family": TIE_NEUTRAL_FAMILY, "tie_neutral_family_size": neutral,
             "comparisons": [comparison.to_json() for comparison in comparisons]}

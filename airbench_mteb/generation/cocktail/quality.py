@@ -30,6 +30,7 @@ from airbench_mteb.generation.cocktail.answers import REWRITTEN
 from airbench_mteb.generation.cocktail.config import HUMAN
 from airbench_mteb.generation.cocktail.sampling import word_count
 from airbench_mteb.generation.errors import GenerationError
+from airbench_mteb.metrics.keys import MetricKey
 
 if TYPE_CHECKING:
     from airbench_mteb.generation.shared_models import Encoder
@@ -38,6 +39,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "airbench-mteb/all-MiniLM-L6-v2"
 K_VALUES = (1, 3, 5, 10)
+NDCG_KEYS = {k: str(MetricKey("ndcg", k)) for k in K_VALUES}  # MTEB's keys of Table 8's NDCG@k
 _TERM = re.compile(r"\w+")
 
 
@@ -95,7 +97,7 @@ def sole_corpus_scores(folder: Path, sources: Sequence[str], models: Sequence[st
         logger.info("scoring %s on each corpus alone", name)
         model = mteb.get_model(resolve_model(name))
         result = mteb.evaluate(model, task, cache=None, show_progress_bar=False).task_results[0]
-        table[name] = {split: {s["hf_subset"]: {f"ndcg_at_{k}": s[f"ndcg_at_{k}"] for k in K_VALUES}
+        table[name] = {split: {s["hf_subset"]: {key: s[key] for key in NDCG_KEYS.values()}
                                for s in subsets}
                        for split, subsets in result.scores.items()}
     return table

@@ -10,7 +10,7 @@ from typing import Any
 from airbench_mteb.data.files import atomic_write, make_folder
 from airbench_mteb.generation.cocktail.answers import REWRITTEN
 from airbench_mteb.generation.cocktail.config import HUMAN
-from airbench_mteb.generation.cocktail.quality import K_VALUES, QualityResult
+from airbench_mteb.generation.cocktail.quality import K_VALUES, NDCG_KEYS, QualityResult
 
 PLOT_DATA = "plot_data.json"  # read by report/cocktail_quality.py, which this layer may not import
 
@@ -72,6 +72,6 @@ def render_markdown(figures: dict[str, Any], manifest: dict[str, Any]) -> str:
         for split, settings in splits.items():
             for setting, scores in settings.items():
                 lines.append(f"| {model} | {split} | {setting} | "
-                             + " | ".join(f"{100 * scores[f'ndcg_at_{k}']:.1f}" for k in K_VALUES) + " |")
+                             + " | ".join(f"{100 * scores[NDCG_KEYS[k]]:.1f}" for k in K_VALUES) + " |")
     lines += ["", "![sole corpus](sole_corpus.png)", ""]
     return "\n".join(lines)
