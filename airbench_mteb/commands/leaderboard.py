@@ -7,14 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from airbench_mteb.names import check_benchmark_names
-
 
 def leaderboard(args: argparse.Namespace) -> int:
     from airbench_mteb.report.leaderboard import leaderboard as build
     from airbench_mteb.report.leaderboard.output import write_leaderboard
 
-    check_benchmark_names([args.benchmark])
     board = build(args.results, split=args.split, benchmark=args.benchmark, n_resamples=args.n_resamples,
                   seed=args.seed, alpha=args.alpha)
     for note in board.notes:

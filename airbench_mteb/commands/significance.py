@@ -7,15 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from airbench_mteb.names import check_benchmark_names, check_task_names
-
 
 def significance(args: argparse.Namespace) -> int:
     from airbench_mteb.report.significance import significance as compare_models
     from airbench_mteb.report.significance import write_significance
 
-    check_task_names(args.tasks)
-    check_benchmark_names([args.benchmark] if args.benchmark else None)
     report = compare_models(args.results, args.models, tasks=args.tasks or (), benchmark=args.benchmark,
                             metrics=args.metrics, splits=args.splits, correction=args.correction,
                             n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha)
