@@ -29,6 +29,7 @@ from airbench_mteb.data.predictions import (
 from airbench_mteb.metrics.pairwise import PairwiseComparison, Qrels, Run, compare_runs
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.models.arguments import model_label
+from airbench_mteb.report.text_format import markdown_text
 
 COMPARISON_FILE = "comparison.json"
 
@@ -161,13 +162,14 @@ def write_comparison(comparison: Comparison, out: Path) -> list[Path]:
                                for t, subsets in comparison.matrices.items()}}
     with atomic_write(out / COMPARISON_FILE) as handle:
         handle.write(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
-    sections = [f"# SSCI and RCCI (top {comparison.depth}, split {comparison.split})", ""]
+    sections = [f"# SSCI and RCCI (top {comparison.depth}, split {markdown_text(comparison.split)})", ""]
     for task, subsets in comparison.matrices.items():
         for subset, matrices in subsets.items():
-            sections += [f"## {task} / {subset} ({matrices.num_queries} queries)", "",
-                         matrices.to_markdown("ssci"), "", matrices.to_markdown("rcci"), ""]
+            sections += [f"## {markdown_text(task)} / {markdown_text(subset)} ({matrices.num_queries} queries)", "",
+                         matrices.to_markdown("ssci", markdown_text), "", matrices.to_markdown("rcci", markdown_text),
+                         ""]
             if matrices.uncertainty is not None:
-                sections += [matrices.pairs_markdown(), "", matrices.legend(), ""]
+                sections += [matrices.pairs_markdown(markdown_text), "", matrices.legend(), ""]
     with atomic_write(out / "comparison.md") as handle:
         handle.write("\n".join(sections))
     return [out / COMPARISON_FILE, out / "comparison.md", *written]
