@@ -29,7 +29,8 @@ def sample_data(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "sample-data", help="write co*cktail NFCorpus and NQ-UTD (shipped with the package) as a --data-dir mirror")
+        "sample-data", help="write co*cktail NFCorpus and NQ-UTD (shipped with the package) as a --data-dir mirror, "
+                            "or as a small AIR-Bench layout example (--layout airbench)")
     parser.add_argument("--out", required=True, help="mirror root to write (kept where already intact)")
     parser.add_argument("--layout", choices=LAYOUTS, default="cocktail",
                         help="cocktail: the two datasets as released; airbench: their texts, queries and judgments as "
