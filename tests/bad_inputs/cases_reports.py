@@ -5,6 +5,7 @@ output, and the AIR-Bench layout example written from the shipped data. The shar
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import math
@@ -97,13 +98,16 @@ def _significance_names(name: str) -> Callable[[Workspace], list[str]]:
 
 
 def _check_significance_names(name: str) -> Callable[[Workspace, Any], None]:
-    """The model table: two rows of 1 + 1 cells, the second model's cell reading back exactly ``b. <name>``."""
+    """The model table: two rows of 1 + 1 cells, the second model's cell reading back exactly ``b. <name>``; the CSV
+    (quoted as csv writes it) reading back ``name`` in every row."""
     def check(ws: Workspace, _: Any) -> None:
         markdown = (ws.tmp / "out" / "significance.md").read_text(encoding="utf-8")
         rows = table_cells(markdown, "a. ") + table_cells(markdown, "b. ")
         assert [len(row) for row in rows] == [2, 2], rows
         assert _unescaped(rows[1][0]) == f"b. {name}", rows
         assert "<img" not in markdown and "<b>" not in markdown
+        with (ws.tmp / "out" / "significance.csv").open(encoding="utf-8", newline="") as handle:
+            assert {row["model_b"] for row in csv.DictReader(handle)} == {name}
     return check
 
 
