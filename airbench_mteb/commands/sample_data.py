@@ -15,9 +15,9 @@ def sample_data(args: argparse.Namespace) -> int:
         raise OptionError("--out is empty: give the folder to write the sample data into (`--out .` for this one)")
     if args.layout == "airbench":
         from airbench_mteb.catalog import airbench_entries
-        from airbench_mteb.data.airbench_example import EXAMPLE_DATASETS, write_airbench_example
+        from airbench_mteb.data.airbench_example import write_airbench_example
 
-        out = write_airbench_example(Path(args.out), [e for e in airbench_entries() if e.task_name in EXAMPLE_DATASETS])
+        out = write_airbench_example(Path(args.out), airbench_entries())
     else:
         from airbench_mteb.data.sample_data import write_sample_data
 

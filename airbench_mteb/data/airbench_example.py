@@ -37,7 +37,8 @@ CORPUS_SIZE = 1000  # documents judged for other queries fill the corpus up to t
 
 
 def write_airbench_example(out: str | Path, entries: Sequence[AirBenchDataset], seed: int = 0) -> Path:
-    """Write the example datasets of ``entries`` (those named in :data:`EXAMPLE_DATASETS`) under ``out``."""
+    """Write the example datasets among ``entries`` (those :data:`EXAMPLE_DATASETS` names) under ``out``."""
+    entries = [entry for entry in entries if entry.task_name in EXAMPLE_DATASETS]
     root = make_folder(out)
     names = {EXAMPLE_DATASETS[entry.task_name] for entry in entries}
     with tempfile.TemporaryDirectory() as scratch:
