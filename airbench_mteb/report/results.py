@@ -2,8 +2,9 @@
 ``mteb.results.TaskResult`` reads them; this module adds what MTEB lacks for a report: a
 model's display label (its experiment kwargs, e.g. BM25 parameters), selection by short
 model name, the latest file winning (or, for a table of configurations, each revision apart), and errors
-that name the file. Every retrieval number is checked as it is read (:func:`score_problem`): an edited or
-damaged file is refused in one line naming the file, task, split and key, never shown as a score.
+that name the file. Every number is checked as it is read (:func:`score_problem`: retrieval measures in [0, 1],
+the others in the range their definitions give): an edited or damaged file is refused in one line naming the
+file, task, split and key, never shown as a score.
 """
 
 from __future__ import annotations
