@@ -102,20 +102,6 @@ class Page:
     def path(self, relative: str) -> Path:
         return self.folder / relative
 
-    def airbench_layout_example(self, folder: str, task: str, splits_without_qrels: tuple[str, ...] = ()) -> None:
-        """A small folder in the AIR-Bench hub layout for ``task``, made of English news text that gensim
-        ships (tests/airbench_mirror.py). It is a layout example, not AIR-Bench data; qrels of
-        ``splits_without_qrels`` are left out, as a mirror without access to the gated test qrels is."""
-        sys.path.insert(0, str(ROOT))
-        from airbench_mteb.catalog import airbench_entries
-        from airbench_mteb.data.airbench_source import mirror_file
-        from tests.airbench_mirror import english_documents, write_entry
-
-        entry = next(e for e in airbench_entries() if e.task_name == task)
-        write_entry(self.folder / folder, entry, english_documents())
-        for split in splits_without_qrels:
-            mirror_file(self.folder / folder, entry, entry.qrels_location(split)).unlink()
-
 
 @dataclass(frozen=True)
 class Block:

@@ -15,12 +15,14 @@ Results go to MTEB's results layout under ``--output-folder``; a summary table
 from __future__ import annotations
 
 import argparse
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from airbench_mteb.commands.model_kwargs import add_model_kwargs_argument, model_kwargs
 from airbench_mteb.commands.run import apply_data_dir, check_positive_option
 from airbench_mteb.data.errors import OptionError
+from airbench_mteb.data.files import output_folder
 from airbench_mteb.errors import UnknownNameError
 from airbench_mteb.names import check_task_names, model_argument
 from airbench_mteb.registry import model_with_arguments, register_tasks
@@ -69,9 +71,11 @@ def bias(args: argparse.Namespace) -> int:
     with model_with_arguments(name, None, kwargs):
         model = mteb.get_model(name)
     print(meta_label(model.mteb_model_meta))
-    options: dict[str, Any] = {"cache": mteb.ResultCache(args.output_folder)} if args.output_folder else {}
-    results = mteb.evaluate(model, tasks, encode_kwargs={"batch_size": args.batch_size} if args.batch_size else {},
-                            overwrite_strategy=args.overwrite_strategy, **options)
+    # a run that fails before MTEB writes a result leaves no new folder
+    with output_folder(args.output_folder) if args.output_folder else nullcontext():
+        options: dict[str, Any] = {"cache": mteb.ResultCache(args.output_folder)} if args.output_folder else {}
+        results = mteb.evaluate(model, tasks, encode_kwargs={"batch_size": args.batch_size} if args.batch_size else {},
+                                overwrite_strategy=args.overwrite_strategy, **options)
     by_name = {task_result.task_name: task_result for task_result in results.task_results}
     for task in tasks:
         print(bias_summary_table(by_name[task.metadata.name], [label for label, _ in task.sources]))

@@ -105,18 +105,24 @@ def make_folder(folder: str | Path) -> Path:
 
 @contextmanager
 def output_folder(folder: str | Path) -> Iterator[Path]:
-    """``folder``, made (:func:`make_folder`) for the writes inside; on a failure a folder made here that is still
-    empty is removed again, so a run that fails before writing leaves no folder behind."""
+    """``folder``, made (:func:`make_folder`) for the writes inside; on a failure every folder made here (its
+    parents too) that is still empty is removed again, so a run that fails before writing leaves no folder behind."""
     folder = Path(folder)
-    existed = os.path.lexists(folder)
+    top = next((f for f in (*reversed(folder.parents), folder) if not os.path.lexists(f)), None)
     made = make_folder(folder)
     try:
         yield made
     except BaseException:
-        if not existed:
-            with contextlib.suppress(OSError):  # not empty: something was written, keep it
-                made.rmdir()
+        if top is not None:
+            _remove_empty_folders(top)
         raise
+
+
+def _remove_empty_folders(top: Path) -> None:
+    """``top`` and the folders below it, deepest first, each where it is empty (a folder with a file stays)."""
+    for below, _, _ in sorted(os.walk(top), key=lambda entry: -len(Path(entry[0]).parts)):
+        with contextlib.suppress(OSError):  # not empty: something was written, keep it
+            os.rmdir(below)
 
 
 @contextmanager

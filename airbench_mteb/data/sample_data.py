@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import lzma
 import shutil
+from collections.abc import Collection
 from pathlib import Path
 
 from airbench_mteb.data.errors import DatasetError
@@ -27,10 +28,13 @@ def sample_files() -> dict[str, dict[str, object]]:
     return json.loads(MANIFEST.read_text(encoding="utf-8"))
 
 
-def write_sample_data(out: str | Path) -> Path:
-    """Write the shipped data under ``out`` (kept where already complete and intact) and return ``out``."""
+def write_sample_data(out: str | Path, only: Collection[str] | None = None) -> Path:
+    """Write the shipped data (the files of ``only``, relative paths of :func:`sample_files`, if given) under
+    ``out`` (kept where already complete and intact) and return ``out``."""
     root = make_folder(out)
     for relative, expected in sample_files().items():
+        if only is not None and relative not in only:
+            continue
         target = root / relative
         if target.is_file() and target.stat().st_size == expected["bytes"] and file_digest(target) == expected["sha256"]:
             continue

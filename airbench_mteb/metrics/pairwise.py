@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -248,19 +248,22 @@ class PairwiseComparison:
         dagger = "†" if index == "rcci" and not self.uncertainty.rcci_significant()[i, j] else ""
         return with_interval(value, (low, high)) + dagger
 
-    def to_markdown(self, index: str) -> str:
-        header = f"| {index.upper()} (row vs column) | " + " | ".join(self.models) + " |"
+    def to_markdown(self, index: str, text: Callable[[str], str] = str) -> str:
+        """The matrix as a Markdown table; ``text`` writes a model name (the report's escape, so none becomes markup)."""
+        header = f"| {index.upper()} (row vs column) | " + " | ".join(text(m) for m in self.models) + " |"
         lines = [header, "|" + "---|" * (len(self.models) + 1)]
         for i, name in enumerate(self.models):
-            lines.append(f"| {name} | " + " | ".join(self.cell(index, i, j) for j in range(len(self.models))) + " |")
+            lines.append(f"| {text(name)} | " + " | ".join(self.cell(index, i, j) for j in range(len(self.models)))
+                         + " |")
         return "\n".join(lines)
 
-    def pairs_markdown(self) -> str:
-        """RCCI's tests per model pair as a Markdown table (empty without uncertainty)."""
+    def pairs_markdown(self, text: Callable[[str], str] = str) -> str:
+        """RCCI's tests per model pair as a Markdown table (empty without uncertainty); ``text`` as in
+        :meth:`to_markdown`."""
         if self.uncertainty is None:
             return ""
         lines = ["| model A | model B | RCCI (A vs B) | p | p adjusted |", "|---|---|---|---|---|"]
-        lines += [f"| {row['model_a']} | {row['model_b']} | "
+        lines += [f"| {text(row['model_a'])} | {text(row['model_b'])} | "
                   f"{with_interval(row['rcci'], (row['rcci_ci_low'], row['rcci_ci_high']))} | "
                   f"{row['rcci_p_value']:.4g} | {row['rcci_p_adjusted']:.4g} |" for row in self.pairs()]
         return "\n".join(lines)

@@ -7,10 +7,11 @@ against Relative Δ NDCG@1 from the same ranking: one small point per dataset an
 per model at its mean over datasets. Left of the dashed
 line a model prefers LLM-generated text, right of it human-written text. A Relative Δ computed
 with its uncertainty (:mod:`airbench_mteb.metrics.bias_uncertainty`) is drawn with its confidence
-interval as a horizontal error bar. Writes ``bias.png`` and the plotted numbers as ``bias.csv``; the CSV also
-holds each point's tie-neutral Relative Δ (expected over every order of exactly tied scores, with its interval
-and p-value), the conventional Δ with every tie broken toward the reference and toward the compared source, and
-the share of queries whose top k such a tie decides (:mod:`airbench_mteb.metrics.tie_neutral`).
+interval as a horizontal error bar, and beside it (hollow, its bar dashed) the tie-neutral Relative Δ (expected
+over every order of exactly tied scores, with its interval) where the result has it. Writes ``bias.png`` and the
+plotted numbers as ``bias.csv``; the CSV also holds each tie-neutral Δ's p-value, the conventional Δ with every
+tie broken toward the reference and toward the compared source, and the share of queries whose top k such a tie
+decides (:mod:`airbench_mteb.metrics.tie_neutral`).
 """
 
 from __future__ import annotations
@@ -294,36 +295,89 @@ def write_csv(points: Sequence[BiasPoint], path: Path) -> Path:
     return path
 
 
+CONVENTIONAL, TIE_NEUTRAL = "conventional", "tie-neutral"
+
+
+@dataclass(frozen=True)
+class BiasMark:
+    """One dataset's Relative Δ as the plot draws it: conventional or tie-neutral, at the dataset's NDCG, with its
+    interval where the result has one."""
+
+    model: str
+    task: str
+    kind: str  # CONVENTIONAL or TIE_NEUTRAL
+    delta: float
+    ndcg: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+def bias_marks(points: Sequence[BiasPoint]) -> list[BiasMark]:
+    """What the plot draws per dataset: each point's conventional Δ and, beside it, its tie-neutral Δ (results
+    written without it have none)."""
+    marks = []
+    for p in points:
+        marks.append(BiasMark(p.model, p.task, CONVENTIONAL, p.relative_delta, p.ndcg, p.delta_ci_low, p.delta_ci_high))
+        if p.tie_neutral_delta is not None:
+            marks.append(BiasMark(p.model, p.task, TIE_NEUTRAL, p.tie_neutral_delta, p.ndcg, p.tie_neutral_ci_low,
+                                  p.tie_neutral_ci_high))
+    return marks
+
+
+def _draw_marks(axes: Any, marks: Sequence[BiasMark], color: Any, tie_neutral: bool, below: Any) -> None:
+    """One model's marks of one kind; tie-neutral ones hollow, their bars dashed and a few points lower (``below``)
+    so that the two intervals of a dataset stay apart."""
+    transform = below if tie_neutral else axes.transData
+    axes.scatter([m.delta for m in marks], [m.ndcg for m in marks], s=18, alpha=0.6 if tie_neutral else 0.45,
+                 marker="D" if tie_neutral else "o", facecolors="none" if tie_neutral else color, edgecolors=color,
+                 transform=transform)
+    with_ci = [m for m in marks if m.ci_low is not None and m.ci_high is not None]
+    if with_ci:
+        bars = axes.errorbar([m.delta for m in with_ci], [m.ndcg for m in with_ci], fmt="none", ecolor=color,
+                             alpha=0.45, capsize=2, linewidth=1, transform=transform,
+                             xerr=[[max(0.0, m.delta - m.ci_low) for m in with_ci],  # a bar, never < 0
+                                   [max(0.0, m.ci_high - m.delta) for m in with_ci]])
+        if tie_neutral:
+            bars[2][0].set_linestyle("--")
+
+
 def draw(points: Sequence[BiasPoint], path: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.transforms import offset_copy
 
     models = sorted({p.model for p in points})
+    marks = bias_marks(points)
     colors = plt.get_cmap("tab10")
     figure, axes = plt.subplots(figsize=(7.5, 5.5), dpi=150)
+    below = offset_copy(axes.transData, fig=figure, y=-4, units="points")
     for index, model in enumerate(models):
         mine = [p for p in points if p.model == model]
         color = colors(index % 10)
-        axes.scatter([p.relative_delta for p in mine], [p.ndcg for p in mine], s=18, alpha=0.45, color=color)
-        with_ci = [p for p in mine if p.delta_ci_low is not None and p.delta_ci_high is not None]
-        if with_ci:
-            axes.errorbar([p.relative_delta for p in with_ci], [p.ndcg for p in with_ci], fmt="none", ecolor=color,
-                          alpha=0.45, capsize=2, linewidth=1,
-                          xerr=[[max(0.0, p.relative_delta - p.delta_ci_low) for p in with_ci],  # a bar, never < 0
-                                [max(0.0, p.delta_ci_high - p.relative_delta) for p in with_ci]])
+        for tie_neutral in (False, True):
+            kind = [m for m in marks if m.model == model and (m.kind == TIE_NEUTRAL) == tie_neutral]
+            if kind:
+                _draw_marks(axes, kind, color, tie_neutral, below)
         mean_delta = sum(p.relative_delta for p in mine) / len(mine)
         mean_ndcg = sum(p.ndcg for p in mine) / len(mine)
         axes.scatter([mean_delta], [mean_ndcg], s=120, color=color, edgecolors="black", zorder=3,
                      label=f"{model} ({len(mine)} dataset{'s' * (len(mine) > 1)})")
         axes.annotate(model, (mean_delta, mean_ndcg), textcoords="offset points", xytext=(7, 6), fontsize=8)
+    # marks drawn a few points lower are not in the data limits matplotlib scales to: every interval in view
+    axes.update_datalim([(x, m.ndcg) for m in marks for x in (m.delta, m.ci_low, m.ci_high) if x is not None])
+    axes.autoscale_view()
     axes.axvline(0, color="grey", linestyle="--", linewidth=1)
     axes.set_xlabel(f"Relative Δ NDCG@{CUTOFF} (%)   ← prefers LLM-generated · prefers human-written →")
     axes.set_ylabel(f"NDCG@{CUTOFF} on the mixed corpus (%)")
-    intervals = any(p.delta_ci_low is not None for p in points)
-    axes.set_title("Ranking performance vs source bias (large points: mean over datasets)"
-                   + ("\nbars: 95 % confidence interval of a dataset's Relative Δ" if intervals else ""), fontsize=10)
+    notes = []
+    if any(m.ci_low is not None for m in marks):
+        notes.append("bars: 95 % confidence interval of a dataset's Relative Δ")
+    if any(m.kind == TIE_NEUTRAL for m in marks):
+        notes.append("hollow diamonds, dashed bars (just below): the tie-neutral Δ")
+    axes.set_title("\n".join(["Ranking performance vs source bias (large points: mean over datasets)", *notes]),
+                   fontsize=10)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="best")
     figure.tight_layout()

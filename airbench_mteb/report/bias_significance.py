@@ -20,7 +20,7 @@ from airbench_mteb.metrics.bias_uncertainty import SourceVectors, compare_source
 from airbench_mteb.metrics.keys import MetricKey
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import Correction, adjust_p_values
-from airbench_mteb.report.text_format import p_text, tex
+from airbench_mteb.report.text_format import markdown_text, p_text, tex
 
 BIAS_FAMILY = "every source-bias comparison in this report: task x split x subset x metric x source x model pair"
 TIE_NEUTRAL_FAMILY = "the same comparisons of the tie-neutral Relative Δs, adjusted among themselves"
@@ -138,7 +138,8 @@ def bias_markdown(comparisons: Sequence[BiasComparison], letters: Mapping[str, s
              "| task | split | subset | Δ of | A | B | Δ A | Δ B | Δ A - Δ B | CI | p | p adjusted |",
              "|---" * 12 + "|"]
     for c in comparisons:
-        lines.append(f"| {c.task} | {c.split} | {c.subset} | {c.metric} | {letters[c.model_a]} | "
+        lines.append(f"| {markdown_text(c.task)} | {markdown_text(c.split)} | {markdown_text(c.subset)} | "
+                     f"{c.metric} | {letters[c.model_a]} | "
                      f"{letters[c.model_b]} | {c.delta_a:+.2f} | {c.delta_b:+.2f} | {c.difference:+.2f} | "
                      f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}] | {p_text(c.p_value)} | {p_text(c.p_adjusted)} |")
     return [*lines, ""]

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.data.files import atomic_write, read_json
+from airbench_mteb.data.files import atomic_write, output_folder, read_json
 from airbench_mteb.data.predictions import (
     PREDICTIONS_SUFFIX,
     Predictions,
@@ -29,6 +30,7 @@ from airbench_mteb.data.predictions import (
 from airbench_mteb.metrics.pairwise import PairwiseComparison, Qrels, Run, compare_runs
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.models.arguments import model_label
+from airbench_mteb.report.text_format import markdown_text
 
 COMPARISON_FILE = "comparison.json"
 
@@ -147,29 +149,30 @@ def write_comparison(comparison: Comparison, out: Path) -> list[Path]:
     """``comparison.json``, ``comparison.md``, and per task and subset ``<task>/<subset>_{ssci,rcci}.csv``
     (the N x N matrices) and ``<task>/<subset>_pairs.csv`` (one row per model pair, with the intervals
     and p-values when computed) under ``out``."""
-    written = []
+    texts: dict[Path, str] = {}
     for task, subsets in comparison.matrices.items():
         for subset, matrices in subsets.items():
             for name, text in (("ssci", matrices.to_csv("ssci")), ("rcci", matrices.to_csv("rcci")),
                                ("pairs", matrices.pairs_csv())):
-                path = out / task / f"{subset}_{name}.csv"
-                with atomic_write(path) as handle:
-                    handle.write(text)
-                written.append(path)
+                texts[out / task / f"{subset}_{name}.csv"] = text
     payload = {"split": comparison.split, "depth": comparison.depth,
                "comparisons": {t: {s: c.to_dict() for s, c in subsets.items()}
                                for t, subsets in comparison.matrices.items()}}
-    with atomic_write(out / COMPARISON_FILE) as handle:
-        handle.write(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
-    sections = [f"# SSCI and RCCI (top {comparison.depth}, split {comparison.split})", ""]
+    sections = [f"# SSCI and RCCI (top {comparison.depth}, split {markdown_text(comparison.split)})", ""]
     for task, subsets in comparison.matrices.items():
         for subset, matrices in subsets.items():
-            sections += [f"## {task} / {subset} ({matrices.num_queries} queries)", "",
-                         matrices.to_markdown("ssci"), "", matrices.to_markdown("rcci"), ""]
+            sections += [f"## {markdown_text(task)} / {markdown_text(subset)} ({matrices.num_queries} queries)", "",
+                         matrices.to_markdown("ssci", markdown_text), "", matrices.to_markdown("rcci", markdown_text),
+                         ""]
             if matrices.uncertainty is not None:
-                sections += [matrices.pairs_markdown(), "", matrices.legend(), ""]
-    with atomic_write(out / "comparison.md") as handle:
-        handle.write("\n".join(sections))
+                sections += [matrices.pairs_markdown(markdown_text), "", matrices.legend(), ""]
+    tops = {out / COMPARISON_FILE: json.dumps(payload, ensure_ascii=False, indent=1) + "\n",
+            out / "comparison.md": "\n".join(sections)}
+    # all or none: each file is renamed into place only once every one is written; a failure leaves no new folder
+    with output_folder(out), ExitStack() as stack:
+        for path, text in {**texts, **tops}.items():
+            stack.enter_context(atomic_write(path)).write(text)
+    written = list(texts)
     return [out / COMPARISON_FILE, out / "comparison.md", *written]
 
 

@@ -53,7 +53,7 @@ from airbench_mteb.report.kept_scores import (
 )
 from airbench_mteb.report.options import check_resampling
 from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
-from airbench_mteb.report.text_format import p_text
+from airbench_mteb.report.text_format import markdown_text, p_text
 
 GENERATED, WITHOUT_QC, HUMAN = "generated", "without QC", "human"
 DEFAULT_METRIC = "ndcg_at_10"  # the paper's; main scores differ between families (co*cktail's is NDCG@1)
@@ -333,7 +333,7 @@ def _render_markdown(report: ConsistencyReport) -> str:
     sets = [(GENERATED, report.generated), (HUMAN, report.human)] + (
         [(WITHOUT_QC, report.without_qc)] if report.without_qc else [])
     lines = ["# Rank agreement of a generated benchmark with human labels", "",
-             *(f"- {name}: {query_set}" for name, query_set in sets if query_set is not None), "",
+             *(f"- {name}: {markdown_text(str(query_set))}" for name, query_set in sets if query_set is not None), "",
              f"Spearman's rho and Kendall's tau-b between the models' scores on the two sets; p: "
              f"{_p_method_text(len(report.models))}; {report.level:.0%} {report.method} bootstrap intervals from {report.n_resamples:,} "
              f"draws (seed {report.seed}), each set's queries resampled on their own and the models' means and ranks "
@@ -346,7 +346,7 @@ def _render_markdown(report: ConsistencyReport) -> str:
                                           for name in names) + " |", "|---" * (len(names) + 1) + "|"]
         for i, model in enumerate(report.models):
             cells = [metric.scores[name][i] for name in names]
-            lines.append(f"| {model} | " + " | ".join(
+            lines.append(f"| {markdown_text(model)} | " + " | ".join(
                 f"{cell.score:.4f} {_interval(cell.ci_low, cell.ci_high)}".rstrip() for cell in cells) + " |")
         lines += ["", "| set | Spearman rho | CI | p | Kendall tau | CI | p | subsets: mean rho | spread (sd) |"
                       " [min, max] |", "|---" * 10 + "|"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import ExitStack
 from pathlib import Path
+from typing import IO
 
-from airbench_mteb.data.files import atomic_write, make_folder
+from airbench_mteb.data.files import atomic_write, output_folder
 from airbench_mteb.report.consistency import HUMAN, ConsistencyReport, MetricConsistency, ModelScore
 
 FILES = ("consistency.json", "consistency.md")
@@ -30,8 +32,8 @@ def _title(metric: MetricConsistency) -> str:
                      for a in metric.agreements)
 
 
-def plot_consistency(report: ConsistencyReport, metric: MetricConsistency, out: Path) -> Path:
-    """Write ``consistency_<metric>.png`` in ``out`` and return its path."""
+def plot_consistency(report: ConsistencyReport, metric: MetricConsistency, handle: IO[bytes]) -> None:
+    """Draw ``metric``'s figure as PNG into ``handle``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -64,19 +66,19 @@ def plot_consistency(report: ConsistencyReport, metric: MetricConsistency, out: 
     rho_axis.set_ylabel("subsets")
     rho_axis.legend(fontsize=8)
     figure.tight_layout()
-    path = out / f"consistency_{metric.metric}.png"
-    with atomic_write(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=110)
+    figure.savefig(handle, format="png", dpi=110)
     plt.close(figure)
-    return path
 
 
 def write_consistency(report: ConsistencyReport, out: Path) -> list[Path]:
     """``consistency.json``, ``consistency.md`` and ``consistency_<metric>.png`` in ``out``; returns their paths."""
-    make_folder(out)
     paths = [out / name for name in FILES]
     texts = (json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n", report.to_markdown())
-    for path, text in zip(paths, texts, strict=True):
-        with atomic_write(path) as handle:
-            handle.write(text)
-    return [*paths, *(plot_consistency(report, metric, out) for metric in report.metrics)]
+    plots = [out / f"consistency_{metric.metric}.png" for metric in report.metrics]
+    # all or none: each file is renamed into place only once every one is written; a failure leaves no new folder
+    with output_folder(out), ExitStack() as stack:
+        for path, text in zip(paths, texts, strict=True):
+            stack.enter_context(atomic_write(path)).write(text)
+        for path, metric in zip(plots, report.metrics, strict=True):
+            plot_consistency(report, metric, stack.enter_context(atomic_write(path, "wb")))
+    return [*paths, *plots]

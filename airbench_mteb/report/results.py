@@ -2,8 +2,9 @@
 ``mteb.results.TaskResult`` reads them; this module adds what MTEB lacks for a report: a
 model's display label (its experiment kwargs, e.g. BM25 parameters), selection by short
 model name, the latest file winning (or, for a table of configurations, each revision apart), and errors
-that name the file. Every retrieval number is checked as it is read (:func:`score_problem`): an edited or
-damaged file is refused in one line naming the file, task, split and key, never shown as a score.
+that name the file. Every number is checked as it is read (:func:`score_problem`: retrieval measures in [0, 1],
+the others in the range their definitions give): an edited or damaged file is refused in one line naming the
+file, task, split and key, never shown as a score.
 """
 
 from __future__ import annotations
@@ -25,8 +26,48 @@ if TYPE_CHECKING:
     from mteb.results import TaskResult
 
 # The retrieval measures (MTEB's and the plugin's, their tie-neutral forms and interval bounds): a number in [0, 1].
-UNIT_METRIC = re.compile(r"(ndcg|map|recall|precision|mrr|judged)_at_\d+(_tie_neutral)?(_ci_(low|high))?")
+UNIT_METRIC = re.compile(r"(ndcg|map|recall|precision|mrr|judged|hit_rate)_at_\d+(_tie_neutral)?(_ci_(low|high))?")
 MAIN_SCORE = "main_score"
+SOURCE_BIAS = "source_bias"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The range a key family's definition gives its numbers, and whether NaN (undefined) is one of them."""
+
+    low: float
+    high: float
+    nan: bool = False
+    integer: bool = False
+    shown: str = ""  # the range as the error states it
+
+    def problem(self, value: object) -> str | None:
+        """Why ``value`` is not in range, or None."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or (self.integer and not isinstance(value, int)):
+            return "not " + ("a whole number" if self.integer else "a number")
+        if math.isnan(value):
+            return None if self.nan else "not a number in " + self.shown
+        return None if math.isfinite(value) and self.low <= value <= self.high else "not a number in " + self.shown
+
+
+UNIT = Bound(0, 1, shown="[0, 1]")
+UNDEFINED_OR_UNIT = Bound(0, 1, nan=True, shown="[0, 1]")  # a p-value or interval bound undefined where data tie
+COUNT = Bound(0, math.inf, integer=True, shown="[0, inf)")
+# The other measures of a score dict (the first pattern a key matches wins), as their definitions bound them.
+ROW_BOUNDS = (
+    # MTEB's nAUC, (AUC - flat AUC) / (oracle AUC - flat AUC): at most 1 (float slack), no lower bound; NaN
+    # by its definition where the oracle is flat (every query scores the same)
+    (re.compile(r"nauc_.+"), Bound(-math.inf, 1 + 1e-9, nan=True, shown="(-inf, 1]")),
+    (re.compile(r"accuracy"), UNIT),
+)
+# The keys under ``source_bias`` (metrics/source_bias.py, metrics/ndsr.py flatten them); an interval bound or
+# p-value of one is bounded by :func:`_source_bias_problem`.
+SOURCE_BIAS_BOUNDS = (
+    (re.compile(r"relative_delta_.+"), Bound(-200, 200, shown="[-200, 200]")),  # 2(a - b) / (a + b) x 100, a, b >= 0
+    (re.compile(r"delta_ndsr_at_\d+_.+"), Bound(-1, 1, shown="[-1, 1]")),
+    (re.compile(r"(ndcg|map|share|ndsr)_at_\d+_.+|tie_decided_share_at_\d+|ci_level"), UNIT),
+    (re.compile(r"tie_checked_queries|tie_decided_queries_at_\d+|ndsr_queries|ci_n_resamples"), COUNT),
+)
 
 
 @dataclass(frozen=True)
@@ -85,11 +126,20 @@ def read_task_result(path: Path) -> TaskResult:
 def score_problem(row: Mapping[str, object]) -> str | None:
     """What is wrong with a number of one split and subset's score dict, or None: a retrieval measure
     (:data:`UNIT_METRIC`) must be a finite number in [0, 1], the main score a finite number (in [0, 1] beside
-    retrieval measures); NaN only where the split was searched closed-book."""
+    retrieval measures); NaN only where the split was searched closed-book. The other measures are held to
+    their ranges (:data:`ROW_BOUNDS`, :data:`SOURCE_BIAS_BOUNDS`)."""
     retrieval = any(UNIT_METRIC.fullmatch(key) for key in row)
     for key, value in row.items():
+        if key == SOURCE_BIAS and isinstance(value, Mapping):
+            problem = _source_bias_problem(value)
+            if problem:
+                return problem
+            continue
         unit = UNIT_METRIC.fullmatch(key) is not None or (key == MAIN_SCORE and retrieval)
         if not unit and key != MAIN_SCORE:
+            problem = _bounded_problem(key, value, ROW_BOUNDS)
+            if problem:
+                return problem
             continue
         shown = f"{key} is {json.dumps(value)}"
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -101,6 +151,40 @@ def score_problem(row: Mapping[str, object]) -> str | None:
         if not math.isfinite(value) or (unit and not 0 <= value <= 1):
             return f"{shown}, not " + ("a number in [0, 1]" if unit else "a finite number")
     return None
+
+
+def _bounded_problem(key: str, value: object, bounds: Sequence[tuple[re.Pattern[str], Bound | None]],
+                     shown_key: str | None = None) -> str | None:
+    """What is wrong with ``value`` of ``key`` under the first of ``bounds`` that matches it (None: unbounded)."""
+    for pattern, bound in bounds:
+        if pattern.fullmatch(key):
+            problem = bound.problem(value) if bound is not None else None
+            return f"{shown_key or key} is {json.dumps(value)}, {problem}" if problem else None
+    return None
+
+
+def _source_bias_problem(flat: Mapping[str, object]) -> str | None:
+    """The first number under ``source_bias`` out of its range; an interval bound or p-value is held to its
+    statistic's range (a p-value to [0, 1]) and may be NaN (undefined where every resample ties)."""
+    for key, value in flat.items():
+        shown = f"{SOURCE_BIAS}.{key}"
+        statistic = re.sub(r"_(p_value|ci_low|ci_high)$", "", key)
+        if statistic != key:
+            bound = UNDEFINED_OR_UNIT if key.endswith("_p_value") else _nan_allowed(statistic)
+            problem = bound.problem(value) if bound is not None else None
+            if problem:
+                return f"{shown} is {json.dumps(value)}, {problem}"
+            continue
+        problem = _bounded_problem(key, value, SOURCE_BIAS_BOUNDS, shown)
+        if problem:
+            return problem
+    return None
+
+
+def _nan_allowed(statistic: str) -> Bound | None:
+    """The bound of ``statistic``'s interval bounds: the statistic's own, NaN allowed."""
+    bound = next((b for pattern, b in SOURCE_BIAS_BOUNDS if pattern.fullmatch(statistic)), None)
+    return None if bound is None else replace(bound, nan=True)
 
 
 def read_results(results: Path, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None, *,

@@ -20,6 +20,7 @@ from airbench_mteb.data.files import (
     check_folder_target,
     check_writable_target,
     make_folder,
+    output_folder,
 )
 from airbench_mteb.report.leaderboard.eval_results import EVAL_RESULTS, eval_result_files
 from airbench_mteb.report.leaderboard.page import render_page
@@ -51,7 +52,7 @@ def write_leaderboard(board: Leaderboard, out: Path, *, start: datetime | None =
     for name in tops:  # before any folder is made
         check_writable_target(out / name)
     check_folder_target(version_folder)
-    with ExitStack() as stack:
+    with output_folder(out), ExitStack() as stack:  # a failure leaves no new folder
         staging = make_folder(stack.enter_context(atomic_folder(version_folder)))
         for relative, text in results.items():
             with atomic_write(staging.joinpath(*relative.parts)) as handle:

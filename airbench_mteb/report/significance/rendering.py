@@ -22,7 +22,7 @@ from airbench_mteb.report.significance.records import (
     Comparison,
     ReportContent,
 )
-from airbench_mteb.report.text_format import p_text, tex
+from airbench_mteb.report.text_format import markdown_text, p_text, tex
 
 
 def _letters(models: Sequence[str]) -> dict[str, str]:
@@ -97,19 +97,21 @@ def render_markdown(report: ReportContent) -> str:
         columns = _columns(report, metric)
         cells = _cells(report, metric)
         bench = next((b for b in report.benchmark if _benchmark_metric_matches(b, metric, report)), None)
-        titles = [_column_title(report, column) for column in columns] + ([f"{bench.benchmark} mean"] if bench else [])
+        titles = [markdown_text(_column_title(report, column)) for column in columns] + (
+            [f"{markdown_text(bench.benchmark)} mean"] if bench else [])
         lines += [f"## {metric}", "", "| model | " + " | ".join(titles) + " |", "|---" * (len(titles) + 1) + "|"]
         bench_cells = _benchmark_cells(bench, report.alpha, report.models) if bench else {}
         for model in report.models:
             row = [_md_cell(cells.get((model, column))) for column in columns]
             if bench:
                 row.append(_md_cell(bench_cells.get(model)))
-            lines.append(f"| {letters[model]}. {model} | " + " | ".join(row) + " |")
+            lines.append(f"| {letters[model]}. {markdown_text(model)} | " + " | ".join(row) + " |")
         lines += ["", "| task | split | subset | A | B | A - B | CI | p | p adjusted | t-test p | effect size | "
                       "wins/ties/losses |", "|---" * 12 + "|"]
         for c in report.comparisons:
             if c.metric == metric:
-                lines.append(f"| {c.task} | {c.split} | {c.subset} | {letters[c.model_a]} | {letters[c.model_b]} | "
+                lines.append(f"| {markdown_text(c.task)} | {markdown_text(c.split)} | {markdown_text(c.subset)} | "
+                             f"{letters[c.model_a]} | {letters[c.model_b]} | "
                              f"{c.difference:+.4f} | [{c.ci_low:+.4f}, {c.ci_high:+.4f}] | {p_text(c.p_value)} | "
                              f"{p_text(c.p_adjusted)} | {p_text(c.t_test_p_value)} | {_effect(c.effect_size)} | "
                              f"{c.wins}/{c.ties}/{c.losses} |")
@@ -131,12 +133,12 @@ def _benchmark_metric_matches(bench: BenchmarkLevel, metric: str, report: Report
 
 
 def _benchmark_markdown(bench: BenchmarkLevel, letters: Mapping[str, str]) -> list[str]:
-    lines = [f"## {bench.benchmark}: mean {bench.metric} over {len(bench.tasks)} tasks", "",
+    lines = [f"## {markdown_text(bench.benchmark)}: mean {bench.metric} over {len(bench.tasks)} tasks", "",
              "| model | mean | CI | rank | rank interval |", "|---|---|---|---|---|"]
     for score in bench.models:
         rank = "" if score.rank is None else str(score.rank)
         interval = "" if score.rank is None else f"[{score.rank_low}, {score.rank_high}]"
-        lines.append(f"| {letters[score.model]}. {score.model} | {score.mean:.4f} | "
+        lines.append(f"| {letters[score.model]}. {markdown_text(score.model)} | {score.mean:.4f} | "
                      f"[{score.ci_low:.4f}, {score.ci_high:.4f}] | {rank} | {interval} |")
     lines += ["", f"Stratified bootstrap (queries resampled within each task); {BENCHMARK_FAMILY}: "
                   f"{len(bench.comparisons)} comparisons.", "",
