@@ -102,6 +102,26 @@ class AnalysedBatch:
         flat = np.fromiter(map(local.__getitem__, tokens), dtype=np.int64, count=len(tokens))
         return cls(pa.array(list(local), pa.string()), _BatchPairs.of(flat, lengths))
 
+    @classmethod
+    def of_ids(cls, ids: np.ndarray, words: np.ndarray, terms: Sequence[str]) -> AnalysedBatch:
+        """The batch whose documents' words, end to end, have the term ids ``ids`` (int64 positions in ``terms``,
+        any numbering; -1: the word makes no term), ``words[i]`` of them in document ``i``.
+
+        The batch's terms are numbered by first occurrence, as :meth:`of` numbers them, so the index is the same.
+        """
+        kept = ids >= 0
+        kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
+        lengths = np.diff(kept_before[np.concatenate([[0], np.cumsum(words, dtype=np.int64)])])
+        ids = ids[kept]
+        first = np.full(len(terms), len(ids), dtype=np.int64)  # each term's first position (a sort costs 50x more)
+        np.minimum.at(first, ids, np.arange(len(ids)))
+        present = np.flatnonzero(first < len(ids))
+        order = present[np.argsort(first[present])]  # the batch's terms in order of first occurrence
+        local = np.empty(len(terms), dtype=np.int64)
+        local[order] = np.arange(len(order))
+        vocabulary = pa.array([terms[i] for i in order.tolist()], pa.string())
+        return cls(vocabulary, _BatchPairs.of(local[ids], lengths))
+
 
 @dataclass
 class IndexCounts:

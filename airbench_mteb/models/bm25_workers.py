@@ -6,10 +6,10 @@ can fork: ``shared`` (the analyzer, the index) reaches them with the fork, never
 the parent's KeyboardInterrupt cancels the queued items and waits only for those under way.
 
 Analysis: each worker turns one Arrow batch of documents into an
-:class:`~airbench_mteb.models.bm25_index.AnalysedBatch` (the batch's distinct terms and its (document,
+:class:`~airbench_mteb.models.bm25_build.AnalysedBatch` (the batch's distinct terms and its (document,
 term, count) pairs), so what comes back is a few bytes per pair and the batch's distinct terms as one Arrow
-array, not a Python object per token or per term; the indexing process merges the vocabularies once, at
-the end, in Arrow. Search: each worker
+array, not a Python object per token or per term. A worker analyses each distinct word once
+(:class:`BatchAnalyser`) and maps a batch's words to term ids in one C-level pass. Search: each worker
 scores blocks of queries (:meth:`~airbench_mteb.models.bm25_index.BM25Index.search_block`) on the index it
 shares with the parent by the fork, and sends back each query's best positions and scores.
 """
@@ -22,6 +22,7 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from itertools import chain
 from typing import Any, TypeVar
 
 import numpy as np
@@ -32,6 +33,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.models.bm25_build import AnalysedBatch
 from airbench_mteb.models.bm25_index import BM25Index, QueryBlock
 from airbench_mteb.models.c_allocator import keep_freed_memory
+from airbench_mteb.models.lucene_analysis.wordwise import wordwise
 
 Terms = Callable[[str], list[str]]
 Shared = TypeVar("Shared")
@@ -58,22 +60,86 @@ def _document_texts(batch: pa.RecordBatch) -> list[str]:
             for title, text in zip(titles, texts, strict=True)]
 
 
-def analyse_batch(terms: Terms, batch: pa.RecordBatch) -> AnalysedBatch:
-    """One batch's terms; a document whose text cannot be analysed is a DatasetError naming its id."""
-    docs = []
-    for position, text in enumerate(_document_texts(batch)):
+class _TermIds(dict[str, int]):
+    """Word -> id of its term in ``terms`` (-1: the word makes no term): each distinct word is analysed once, and
+    a batch's words are looked up in one C-level pass. Emptied between batches once it holds ``_CACHED_WORDS``
+    words, to bound memory (ids only need to agree within a batch)."""
+
+    def __init__(self, term: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self._term = term
+        self._ids: dict[str, int] = {}
+        self.terms: list[str] = []
+
+    def __missing__(self, word: str) -> int:
+        term = self._term(word)
+        found = -1 if term is None else self._ids.setdefault(term, len(self.terms))
+        if found == len(self.terms):
+            self.terms.append(term)  # a term first met now
+        self[word] = found
+        return found
+
+    def bound(self) -> None:
+        if len(self) >= _CACHED_WORDS:
+            self.clear()
+            self._ids.clear()
+            self.terms.clear()
+
+
+_CACHED_WORDS = 1 << 19
+
+
+class BatchAnalyser:
+    """Turns Arrow batches of documents into :class:`AnalysedBatch` es with an analyzer, each distinct word
+    analysed once per process (:class:`~airbench_mteb.models.lucene_analysis.wordwise.WordwiseAnalyzer`;
+    any other analyzer's terms are taken as its words)."""
+
+    def __init__(self, analyzer: Terms) -> None:
+        self._analyzer = wordwise(analyzer)
+        self._ids = _TermIds(self._analyzer.term)
+
+    def __call__(self, batch: pa.RecordBatch) -> AnalysedBatch:
+        """One batch's terms; a document whose text cannot be analysed is a DatasetError naming its id."""
+        texts = _document_texts(batch)
+        words = [self._words(batch, position, text) for position, text in enumerate(texts)]
+        counts = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        self._ids.bound()
         try:
-            docs.append(terms(text))
-        except Exception as error:  # any failure is told as this document's, in one line
-            doc_id = pc.cast(batch.column("id"), pa.string())[position].as_py()
-            what = "has no text" if text is None else f"cannot be analysed ({type(error).__name__}: {error})"
-            raise DatasetError(f"BM25: the document {what}", item_id=doc_id) from None
-    return AnalysedBatch.of(docs)
+            ids = np.fromiter(map(self._ids.__getitem__, chain.from_iterable(words)), dtype=np.int64,
+                              count=int(counts.sum()))
+        except Exception:  # a word's filters failed: name the document, analysed alone
+            for position, text in enumerate(texts):
+                self._terms(batch, position, text)
+            raise
+        return AnalysedBatch.of_ids(ids, counts, self._ids.terms)
+
+    def _words(self, batch: pa.RecordBatch, position: int, text: str | None) -> list[str]:
+        try:
+            return self._analyzer.words(text)  # type: ignore[arg-type]  # None fails: told as the document's
+        except Exception as error:
+            raise _document_error(batch, position, text, error) from None
+
+    def _terms(self, batch: pa.RecordBatch, position: int, text: str) -> list[str]:
+        try:
+            return self._analyzer(text)
+        except Exception as error:
+            raise _document_error(batch, position, text, error) from None
+
+
+def _document_error(batch: pa.RecordBatch, position: int, text: str | None, error: Exception) -> DatasetError:
+    """Any failure to analyse a document, told as its own, in one line."""
+    doc_id = pc.cast(batch.column("id"), pa.string())[position].as_py()
+    what = "has no text" if text is None else f"cannot be analysed ({type(error).__name__}: {error})"
+    return DatasetError(f"BM25: the document {what}", item_id=doc_id)
 
 
 def analysed_batches(terms: Terms, batches: Iterable[pa.RecordBatch], workers: int) -> Iterator[AnalysedBatch]:
-    """Each batch analysed by :func:`analyse_batch`, in order; by ``workers`` processes when more than one."""
-    return in_order(analyse_batch, terms, batches, workers)
+    """Each batch analysed by a :class:`BatchAnalyser`, in order; by ``workers`` processes when more than one."""
+    return in_order(_analyse, BatchAnalyser(terms), batches, workers)
+
+
+def _analyse(analyser: BatchAnalyser, batch: pa.RecordBatch) -> AnalysedBatch:
+    return analyser(batch)
 
 
 def searched(index: BM25Index, queries: Sequence[Sequence[int]], k: int,
