@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 BM25 = "airbench-mteb/bm25"
 BM25_WORDS = "airbench-mteb/bm25-words"
+TORCH_FREE_MODELS = (BM25, BM25_WORDS)  # `run` loads neither torch nor sentence-transformers for them
 LUCENE, WORDS = "lucene", "words"  # the two analyses
 # Bump when tokenisation or scoring changes, so results of different analyses are not mixed.
 REVISION = "2"

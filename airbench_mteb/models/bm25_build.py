@@ -259,9 +259,8 @@ def _term_major(batches: list[_BatchPairs], to_global: np.ndarray, n_terms: int,
     entries: a counting scatter, documents ascending within a term because batches come in corpus order.
     """
     terms = [to_global[pairs.terms] for pairs in batches]
-    df = np.zeros(n_terms, dtype=np.int64)
-    for batch_terms in terms:
-        df += np.bincount(batch_terms, minlength=n_terms)
+    # one vocabulary-sized count per run, not per batch (the vocabulary reaches millions of terms)
+    df = np.bincount(np.concatenate([np.zeros(0, np.int32), *terms]), minlength=n_terms)
     cursor = np.concatenate([[0], np.cumsum(df)[:-1]]).astype(np.int64)
     total = int(df.sum())
     documents = np.empty(total, dtype=np.int32)

@@ -97,6 +97,9 @@ class BatchAnalyser:
     def __init__(self, analyzer: Terms) -> None:
         self._analyzer = wordwise(analyzer)
         self._ids = _TermIds(self._analyzer.term)
+        # What an analyzer loads on first use (nltk's stemmer: 1 s of CPU) is loaded here, once: forked workers
+        # inherit it instead of each loading it again.
+        self._analyzer("warming")
 
     def __call__(self, batch: pa.RecordBatch) -> AnalysedBatch:
         """One batch's terms; a document whose text cannot be analysed is a DatasetError naming its id."""
