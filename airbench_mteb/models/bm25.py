@@ -177,7 +177,7 @@ class BM25Search:
         if pc.count_distinct(mapped_strings(folder, "doc_ids", doc_ids.count)).as_py() != doc_ids.count:
             raise ValueError("BM25: the corpus has duplicate document ids")
         release_freed_memory()  # before the analysers fork: what the passes so far freed would be resident in each
-        writer = IndexWriter(folder, k1=self.k1, b=self.b)
+        writer = IndexWriter(folder, k1=self.k1, b=self.b, workers=workers)
         with tqdm(total=len(corpus), desc="BM25 index corpus", unit="doc", leave=False,
                   disable=not show_progress) as progress:
             for batch in analysed_batches(terms, _arrow_batches(corpus), min(workers, -(-len(corpus) // _BATCH_ROWS))):

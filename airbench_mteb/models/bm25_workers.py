@@ -1,9 +1,4 @@
-"""BM25's corpus analysis and its search, spread over worker processes, in order, with a bounded amount in flight.
-
-:func:`in_order` runs ``function(shared, item)`` for each item in forked worker processes where the platform
-can fork: ``shared`` (the analyzer, the index) reaches them with the fork, never pickled, and at most
-``_IN_FLIGHT`` items per worker are queued, so memory does not grow with the work. Workers ignore Ctrl-C:
-the parent's KeyboardInterrupt cancels the queued items and waits only for those under way.
+"""BM25's corpus analysis and its search, spread over worker processes (:func:`~.worker_pool.in_order`).
 
 Analysis: each worker turns one Arrow batch of documents into an
 :class:`~airbench_mteb.models.bm25_build.AnalysedBatch` (the batch's distinct terms and its (document,
@@ -16,14 +11,8 @@ shares with the parent by the fork, and sends back each query's best positions a
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from itertools import chain
-from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -32,22 +21,12 @@ import pyarrow.compute as pc
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.models.bm25_build import AnalysedBatch
 from airbench_mteb.models.bm25_index import BM25Index, QueryBlock
-from airbench_mteb.models.c_allocator import keep_freed_memory
 from airbench_mteb.models.lucene_analysis.wordwise import wordwise
+from airbench_mteb.models.worker_pool import available_cores, can_fork, in_order
+
+__all__ = ["BatchAnalyser", "analysed_batches", "available_cores", "can_fork", "in_order", "searched"]
 
 Terms = Callable[[str], list[str]]
-Shared = TypeVar("Shared")
-Item = TypeVar("Item")
-Result = TypeVar("Result")
-
-_IN_FLIGHT = 2  # items queued per worker: one under way, one waiting
-
-
-def available_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask where the platform has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def _document_texts(batch: pa.RecordBatch) -> list[str]:
@@ -158,46 +137,3 @@ def searched(index: BM25Index, queries: Sequence[Sequence[int]], k: int,
 def _search_block(shared: tuple[BM25Index, int], block: QueryBlock) -> list[tuple[np.ndarray, np.ndarray]]:
     index, k = shared
     return index.search_block(block, k)
-
-
-def can_fork() -> bool:
-    """Whether worker processes can be forked here (they then share the parent's memory, nothing pickled)."""
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def in_order(function: Callable[[Shared, Item], Result], shared: Shared, items: Iterable[Item],
-             workers: int) -> Iterator[Result]:
-    """``function(shared, item)`` for each item, in order; by ``workers`` processes when more than one."""
-    if workers <= 1:
-        yield from (function(shared, item) for item in items)
-        return
-    context = multiprocessing.get_context("fork" if can_fork() else None)
-    executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start,
-                                   initargs=(function, shared))
-    try:
-        pending: deque[Future[Result]] = deque()
-        for item in items:
-            pending.append(executor.submit(_run_in_worker, item))
-            if len(pending) >= _IN_FLIGHT * workers:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    finally:  # also on an error, Ctrl-C or a consumer that stops early: drop what is queued
-        executor.shutdown(wait=True, cancel_futures=True)
-
-
-_worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # the function and what it shares, set once
-
-
-def _worker_start(function: Callable[[Any, Any], Any], shared: Any) -> None:
-    global _worker_task
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent alone handles Ctrl-C
-    keep_freed_memory()  # the next item reuses what this one frees, instead of faulting it in anew
-    _worker_task = (function, shared)
-
-
-def _run_in_worker(item: Any) -> Any:
-    if _worker_task is None:
-        raise RuntimeError("BM25: a worker process started without its task")
-    function, shared = _worker_task
-    return function(shared, item)
