@@ -24,12 +24,12 @@ from airbench_mteb.models.bm25_index import BM25Index, QueryBlock
 from airbench_mteb.models.lucene_analysis.wordwise import wordwise
 from airbench_mteb.models.worker_pool import available_cores, can_fork, in_order
 
-__all__ = ["BatchAnalyser", "analysed_batches", "available_cores", "can_fork", "in_order", "searched"]
+__all__ = ["BatchAnalyser", "analysed_batches", "analysed_rows", "available_cores", "can_fork", "in_order", "searched"]
 
 Terms = Callable[[str], list[str]]
 
 
-def _document_texts(batch: pa.RecordBatch) -> list[str]:
+def _document_texts(batch: pa.RecordBatch | pa.Table) -> list[str]:
     """The text BM25 indexes of each document: ``title text`` where there is a title, else the text."""
     texts = batch.column("text").to_pylist()
     if "title" not in batch.schema.names:
@@ -80,7 +80,7 @@ class BatchAnalyser:
         # inherit it instead of each loading it again.
         self._analyzer("warming")
 
-    def __call__(self, batch: pa.RecordBatch) -> AnalysedBatch:
+    def __call__(self, batch: pa.RecordBatch | pa.Table) -> AnalysedBatch:
         """One batch's terms; a document whose text cannot be analysed is a DatasetError naming its id."""
         texts = _document_texts(batch)
         words = [self._words(batch, position, text) for position, text in enumerate(texts)]
@@ -95,20 +95,20 @@ class BatchAnalyser:
             raise
         return AnalysedBatch.of_ids(ids, counts, self._ids.terms)
 
-    def _words(self, batch: pa.RecordBatch, position: int, text: str | None) -> list[str]:
+    def _words(self, batch: pa.RecordBatch | pa.Table, position: int, text: str | None) -> list[str]:
         try:
             return self._analyzer.words(text)  # type: ignore[arg-type]  # None fails: told as the document's
         except Exception as error:
             raise _document_error(batch, position, text, error) from None
 
-    def _terms(self, batch: pa.RecordBatch, position: int, text: str) -> list[str]:
+    def _terms(self, batch: pa.RecordBatch | pa.Table, position: int, text: str) -> list[str]:
         try:
             return self._analyzer(text)
         except Exception as error:
             raise _document_error(batch, position, text, error) from None
 
 
-def _document_error(batch: pa.RecordBatch, position: int, text: str | None, error: Exception) -> DatasetError:
+def _document_error(batch: pa.RecordBatch | pa.Table, position: int, text: str | None, error: Exception) -> DatasetError:
     """Any failure to analyse a document, told as its own, in one line."""
     doc_id = pc.cast(batch.column("id"), pa.string())[position].as_py()
     what = "has no text" if text is None else f"cannot be analysed ({type(error).__name__}: {error})"
@@ -122,6 +122,21 @@ def analysed_batches(terms: Terms, batches: Iterable[pa.RecordBatch], workers: i
 
 def _analyse(analyser: BatchAnalyser, batch: pa.RecordBatch) -> AnalysedBatch:
     return analyser(batch)
+
+
+Rows = tuple[int, int]  # a range of a corpus's rows, start and stop
+
+
+def analysed_rows(terms: Terms, read: Callable[[Rows], pa.Table], ranges: Iterable[Rows],
+                  workers: int) -> Iterator[AnalysedBatch]:
+    """:func:`analysed_batches` of a corpus's row ranges, each read with ``read`` by the process that analyses it
+    (``read`` reaches the workers with the fork: only the range goes through the pipe, not the text)."""
+    return in_order(_analyse_rows, (BatchAnalyser(terms), read), ranges, workers)
+
+
+def _analyse_rows(shared: tuple[BatchAnalyser, Callable[[Rows], pa.Table]], rows: Rows) -> AnalysedBatch:
+    analyser, read = shared
+    return analyser(read(rows))
 
 
 def searched(index: BM25Index, queries: Sequence[Sequence[int]], k: int,
