@@ -8,6 +8,7 @@ mirrors, local model folders and the bundled model aliases. The other commands l
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -52,11 +53,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parsed(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command's arguments. Building the parser imports mteb's CLI and every command: the cyclic collector is
+    paused meanwhile (run again and again over the objects piling up, it took a quarter of a run's start-up), and
+    what they made, which lives until the process ends, is then frozen out of its sight."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return build_parser().parse_args(argv)
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     command = "airbench-mteb"
     try:
         # building the parser registers the tasks, which reads settings: inside the one error path too
-        args = build_parser().parse_args(argv)
+        args = _parsed(argv)
         command = " ".join(filter(None, (command, args.command, getattr(args, "generator", None))))
         result = args.func(args)
         sys.stdout.flush()  # a reader that left (`| head`) is found here, not at the interpreter's exit

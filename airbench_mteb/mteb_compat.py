@@ -19,7 +19,10 @@ import argparse
 import contextlib
 import functools
 import importlib
+import logging
+import os
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +70,8 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mteb.cli.build_cli", "_add_run_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_tasks_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_benchmarks_parser"),
+    PrivateName("mteb.evaluate", "_check_model_modalities"),
+    PrivateName("mteb.evaluate", "_evaluate_resolved"),
 )
 
 
@@ -340,3 +345,56 @@ def add_mteb_cli_parsers(subparsers: argparse._SubParsersAction) -> None:
     build_cli._add_run_parser(subparsers)
     build_cli._add_available_tasks_parser(subparsers)
     build_cli._add_available_benchmarks_parser(subparsers)
+
+
+# --- a run without torch (mteb 2.26.x, checked on 2.26.24) --------------------------------------
+
+_VERBOSITY = {0: logging.CRITICAL, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
+
+
+def run_without_torch(args: argparse.Namespace) -> None:
+    """mteb's ``run`` command (``mteb.cli.build_cli.run``) for a model that needs neither torch nor
+    sentence-transformers, without importing them: mteb's ``run`` imports torch to pick a device and
+    ``mteb.evaluate`` imports sentence_transformers to tell a SentenceTransformer or CrossEncoder apart
+    (``_sanitize_model``), about 5 s of CPU that a run on a stored BM25 index otherwise spends in start-up.
+
+    The same steps otherwise: ``run``'s argument handling (its deprecated ``--overwrite`` and
+    ``--save_predictions`` included), the device ``cpu`` unless ``--device`` names one, then ``mteb.evaluate``'s
+    from its model check on, the model being neither (``_check_model_modalities``, ``_evaluate_resolved``);
+    ``_apply_precision_to_meta`` is left out: the command's encode kwargs hold only a batch size.
+    """
+    import mteb
+    from mteb.cache import ResultCache
+    from mteb.evaluate import OverwriteStrategy, _check_model_modalities, _evaluate_resolved
+    from mteb.models import ModelMeta
+
+    if args.verbosity in _VERBOSITY:
+        logging.getLogger("mteb").setLevel(_VERBOSITY[args.verbosity])
+    if args.benchmarks and (args.tasks or args.eval_splits or args.languages or args.task_types or args.categories):
+        logging.getLogger("mteb").warning("`benchmarks` is specified but so is one or more of `tasks`, `eval_splits`, "
+                                          "`languages`, `task_types` and `categories`. These will be ignored.")
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    model = mteb.get_model(args.model, args.model_revision, device=args.device or "cpu")
+    if args.benchmarks:
+        tasks = tuple(task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks)
+    else:
+        tasks = mteb.get_tasks(categories=args.categories, task_types=args.task_types, languages=args.languages,
+                               tasks=args.tasks, eval_splits=args.eval_splits)
+    overwrite = args.overwrite_strategy
+    if args.overwrite:
+        warnings.warn("`--overwrite` is deprecated, please use `--overwrite-strategy 'always'` instead.",
+                      DeprecationWarning, stacklevel=2)
+        overwrite = OverwriteStrategy.ALWAYS.value
+    prediction_folder = args.prediction_folder
+    if args.save_predictions:
+        warnings.warn("`--save_predictions` is deprecated, please use `--prediction-folder` instead.",
+                      DeprecationWarning, stacklevel=2)
+        prediction_folder = args.output_folder
+    given = getattr(model, "mteb_model_meta", None)  # what _sanitize_model reads from a model that is neither
+    meta = given if isinstance(given, ModelMeta) else ModelMeta.create_empty()
+    _check_model_modalities(meta, tasks)
+    _evaluate_resolved(model, meta, meta.name, meta.revision, tasks, co2_tracker=args.co2_tracker, raise_error=True,
+                       encode_kwargs={"batch_size": args.batch_size or 32}, cache=ResultCache(args.output_folder),
+                       overwrite_strategy=OverwriteStrategy.from_str(overwrite),
+                       prediction_folder=Path(prediction_folder) if prediction_folder else None,
+                       show_progress_bar=True, public_only=None, num_proc=args.num_proc, timer=None)

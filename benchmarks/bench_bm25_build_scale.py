@@ -5,9 +5,10 @@ this one rehearses what grows with the corpus, at ``qa_wiki_en`` 24.04's size by
 334-1,000 tokens (mean 667) drawn with Zipf frequencies (s = 1) from a vocabulary of 2,000,000 terms, fed to
 :class:`~airbench_mteb.models.bm25_build.IndexWriter` as analysed batches of 1,000 documents (made here with numpy,
 as the analysers' worker processes would send them; their own memory is per batch and is measured by the other
-benchmark), then opened memory-mapped and searched (200 queries of six terms, depth 1,000). It prints the build's
-time, peak RSS (``VmHWM``: this one process) and the peak of its anonymous memory, sampled, the index's bytes per
-posting and per document, and the search's time. Disk: about 16 bytes per posting while building.
+benchmark), merged on every core, then opened memory-mapped and searched (200 queries of six terms, depth 1,000).
+It prints the build's time, peak RSS (``VmHWM``: this one process; each merge process holds about ``MERGE_ENTRIES /
+workers`` postings more) and the peak of its anonymous memory, sampled, the index's bytes per posting and per
+document, and the search's time. Disk: about 16 bytes per posting while building.
 
 Run: ``python benchmarks/bench_bm25_build_scale.py [--documents 6740000] [--vocabulary 2000000] [--folder DIR]``;
 the last line is ``build_peak_rss_gb=<value>``.
@@ -31,6 +32,7 @@ from tqdm import tqdm
 
 from airbench_mteb.models.bm25_build import AnalysedBatch, IndexWriter, _BatchPairs
 from airbench_mteb.models.bm25_index import BM25Index
+from airbench_mteb.models.worker_pool import available_cores
 
 BATCH = 1000
 LENGTHS = (334, 1000)
@@ -80,7 +82,7 @@ def main() -> None:
     sampler.start()
     try:
         started = time.perf_counter()
-        writer = IndexWriter(folder, k1=0.9, b=0.4)
+        writer = IndexWriter(folder, k1=0.9, b=0.4, workers=available_cores())  # the merge on every core
         progress = tqdm(batches(args.documents, args.vocabulary), total=-(-args.documents // BATCH), unit="batch",
                         file=sys.stderr, mininterval=30)
         for number, batch in enumerate(progress):

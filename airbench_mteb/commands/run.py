@@ -10,7 +10,7 @@ from typing import Any
 
 from airbench_mteb.commands.model_kwargs import OPTION, add_model_kwargs_argument, model_kwargs
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.mteb_compat import add_mteb_cli_parsers
+from airbench_mteb.mteb_compat import add_mteb_cli_parsers, run_without_torch
 from airbench_mteb.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.registry import model_with_arguments, register_models
 from airbench_mteb.settings import DATA_DIR_ENV, configure, current_settings
@@ -101,6 +101,7 @@ def write_missing_rankings(args: argparse.Namespace, mteb_run: Callable[[argpars
 
 
 def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
+    from airbench_mteb.models.bm25 import TORCH_FREE_MODELS
     from airbench_mteb.models.rerankers import RERANK_TOP_K
 
     add_mteb_cli_parsers(subparsers)  # mteb's own parsers: private to mteb's CLI module
@@ -114,7 +115,11 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
                             help="no confidence intervals in the results (per-query scores are still kept); "
                                  "$AIRBENCH_MTEB_CI=off does the same for mteb run and scripts")
     add_model_kwargs_argument(run_parser)
-    mteb_run = run_parser.get_default("func")
+    stock_run = run_parser.get_default("func")
+
+    def mteb_run(args: argparse.Namespace) -> None:
+        """mteb's ``run``; without importing torch and sentence-transformers for a model that uses neither."""
+        (run_without_torch if args.model in TORCH_FREE_MODELS else stock_run)(args)
 
     def run(args: argparse.Namespace) -> int:
         import mteb

@@ -29,7 +29,7 @@ from airbench_mteb.models import segmenters
 from airbench_mteb.models.bm25_build import IndexCounts, IndexWriter, StringsWriter
 from airbench_mteb.models.bm25_index import BM25Index, best_first, mapped_strings
 from airbench_mteb.models.bm25_store import IndexKey, stored_index
-from airbench_mteb.models.bm25_workers import analysed_batches, available_cores, searched
+from airbench_mteb.models.bm25_workers import analysed_rows, available_cores, searched
 from airbench_mteb.models.c_allocator import release_freed_memory
 from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
 from airbench_mteb.models.mapped_pages import release_mapped
@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 BM25 = "airbench-mteb/bm25"
 BM25_WORDS = "airbench-mteb/bm25-words"
+TORCH_FREE_MODELS = (BM25, BM25_WORDS)  # `run` loads neither torch nor sentence-transformers for them
 LUCENE, WORDS = "lucene", "words"  # the two analyses
 # Bump when tokenisation or scoring changes, so results of different analyses are not mixed.
 REVISION = "2"
@@ -176,10 +177,11 @@ class BM25Search:
         if pc.count_distinct(mapped_strings(folder, "doc_ids", doc_ids.count)).as_py() != doc_ids.count:
             raise ValueError("BM25: the corpus has duplicate document ids")
         release_freed_memory()  # before the analysers fork: what the passes so far freed would be resident in each
-        writer = IndexWriter(folder, k1=self.k1, b=self.b)
+        writer = IndexWriter(folder, k1=self.k1, b=self.b, workers=workers)
         with tqdm(total=len(corpus), desc="BM25 index corpus", unit="doc", leave=False,
                   disable=not show_progress) as progress:
-            for batch in analysed_batches(terms, _arrow_batches(corpus), min(workers, -(-len(corpus) // _BATCH_ROWS))):
+            for batch in analysed_rows(terms, _CorpusRows(corpus), _row_ranges(corpus),
+                                       min(workers, -(-len(corpus) // _BATCH_ROWS))):
                 writer.add(batch)
                 progress.update(len(batch.pairs.lengths))
         counts = writer.finish()
@@ -198,6 +200,46 @@ def _show_progress(encode_kwargs: Any) -> bool:
     return bool((encode_kwargs or {}).get("show_progress_bar", True))
 
 
+def _row_ranges(corpus: Any) -> Iterator[tuple[int, int]]:
+    """The rows of each batch of :func:`_corpus_batches`, as ranges (found from the text columns' offsets: no
+    text is read)."""
+    start = 0
+    for batch in _corpus_batches(corpus):
+        yield start, start + batch.num_rows
+        start += batch.num_rows
+
+
+class _CorpusRows:
+    """Ranges of the corpus's rows as Arrow tables, read by the process that asks: a forked analyser reads its
+    batch itself, so only a range goes through the pipe to it, not the rows' text (pickling the batches took an
+    eighth of a build's CPU). A ``datasets.Dataset`` is read through its Arrow format (a selection followed, the
+    memory map sliced without a copy where there is none); anything else is converted to one table first. Every
+    ``_RELEASE_BYTES`` read, the pages of the corpus files are handed back, as :func:`_arrow_batches` does."""
+
+    def __init__(self, corpus: Any) -> None:
+        self._table = corpus.with_format("arrow") if isinstance(corpus, datasets.Dataset) else _as_table(corpus)
+        self._files = _cache_files(corpus)
+        self._unreleased = 0
+
+    def __call__(self, rows: tuple[int, int]) -> pa.Table:
+        if self._unreleased >= _RELEASE_BYTES:  # the batches read before this one are analysed by now
+            release_mapped(self._files)
+            self._unreleased = 0
+        start, stop = rows
+        table = self._table[start:stop]
+        self._unreleased += table.nbytes
+        return table
+
+
+def _as_table(corpus: Any) -> pa.Table:
+    return pa.table({name: corpus[name] for name in corpus.column_names})
+
+
+def _cache_files(corpus: Any) -> list[str]:
+    """The files a ``datasets.Dataset`` is memory-mapped from (none for anything else)."""
+    return [entry["filename"] for entry in getattr(corpus, "cache_files", None) or []]
+
+
 def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow); every
     ``_RELEASE_BYTES`` (32 MiB) read, the pages of the corpus files read so far are handed back
@@ -206,7 +248,7 @@ def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     A ``datasets.Dataset`` is read through its own Arrow iterator, which follows a ``select`` or ``filter``
     (an indices mapping over the table) and slices the memory map without a copy where there is none.
     """
-    files = [entry["filename"] for entry in getattr(corpus, "cache_files", None) or []]
+    files = _cache_files(corpus)
     unreleased = 0
     for batch in _corpus_batches(corpus):
         yield batch
@@ -224,7 +266,7 @@ def _corpus_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     if isinstance(corpus, datasets.Dataset):
         tables: Iterator[pa.Table] = corpus.with_format("arrow").iter(batch_size=_BATCH_ROWS)
     else:
-        tables = iter([pa.table({name: corpus[name] for name in corpus.column_names})])
+        tables = iter([_as_table(corpus)])
     for table in tables:
         for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
             yield from _cut_by_text_bytes(batch)

@@ -4,15 +4,18 @@ Analysed batches (:class:`AnalysedBatch`, in corpus order) are gathered until th
 term) pairs; that run's vocabulary is then merged into the corpus vocabulary (term ids in order of first
 occurrence in the corpus, as one dictionary encoding of the whole corpus would give them), its pairs are put
 term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file, and the
-run is freed. Once every batch is in, the document frequencies, ``N`` and ``avgdl`` are known, and the runs are
-merged a range of terms at a time (about ``MERGE_ENTRIES`` postings): each run's stretch of those terms is read
-with ``pread`` (nothing memory-mapped, so nothing stays resident), the range's Lucene weights are computed and
-appended to the index files.
+run is freed. Once every batch is in, the document frequencies, ``N`` and ``avgdl`` are known, so each term's
+place in the index files is (``indptr``), and the runs are merged by ``workers`` processes at once, each taking
+stretches of the vocabulary (:meth:`_Merge.stretches`) and merging them a range of terms at a time (about
+``MERGE_ENTRIES / workers`` postings): each run's part of those terms is read with ``pread`` (nothing
+memory-mapped, so nothing stays resident), the range's Lucene weights are computed and written in place with
+``pwrite``.
 
-Memory while building: one run (about 20 bytes per pair: the batches' pairs and their term-major copy), one merge
-range (about 24 bytes per posting), 4 bytes per document (its length), 12 per term of the vocabulary (its
-document frequency and first-occurrence bookkeeping) and the vocabulary's own bytes. Disk: 8 bytes per pair in
-the runs (removed at the end) and 8 per posting in the index.
+Memory while building: one run (about 20 bytes per pair: the batches' pairs and their term-major copy), merge
+ranges of about 24 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document
+(its length), 12 per term of the vocabulary (its document frequency and first-occurrence bookkeeping) and the
+vocabulary's own bytes. Disk: 8 bytes per pair and 12 per term in the runs (removed at the end) and 8 per posting
+in the index.
 
 The folder's files (raw little-endian arrays; their lengths and types are in the manifest written beside them,
 see :mod:`airbench_mteb.models.bm25_store`): ``indptr`` (int64, one more than the terms), ``documents`` (int32)
@@ -23,15 +26,17 @@ string buffers (``*.offsets`` int64 and ``*.bytes`` UTF-8).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, pairwise
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from airbench_mteb.models.worker_pool import in_order
 
 RUN_PAIRS = 1 << 22  # pairs gathered before a run is spilled (about 20 bytes each while the run is made)
 MERGE_ENTRIES = 1 << 22  # postings merged and weighted at once (about 24 bytes each)
@@ -102,6 +107,26 @@ class AnalysedBatch:
         flat = np.fromiter(map(local.__getitem__, tokens), dtype=np.int64, count=len(tokens))
         return cls(pa.array(list(local), pa.string()), _BatchPairs.of(flat, lengths))
 
+    @classmethod
+    def of_ids(cls, ids: np.ndarray, words: np.ndarray, terms: Sequence[str]) -> AnalysedBatch:
+        """The batch whose documents' words, end to end, have the term ids ``ids`` (int64 positions in ``terms``,
+        any numbering; -1: the word makes no term), ``words[i]`` of them in document ``i``.
+
+        The batch's terms are numbered by first occurrence, as :meth:`of` numbers them, so the index is the same.
+        """
+        kept = ids >= 0
+        kept_before = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])
+        lengths = np.diff(kept_before[np.concatenate([[0], np.cumsum(words, dtype=np.int64)])])
+        ids = ids[kept]
+        first = np.full(len(terms), len(ids), dtype=np.int64)  # each term's first position (a sort costs 50x more)
+        np.minimum.at(first, ids, np.arange(len(ids)))
+        present = np.flatnonzero(first < len(ids))
+        order = present[np.argsort(first[present])]  # the batch's terms in order of first occurrence
+        local = np.empty(len(terms), dtype=np.int64)
+        local[order] = np.arange(len(order))
+        vocabulary = pa.array([terms[i] for i in order.tolist()], pa.string())
+        return cls(vocabulary, _BatchPairs.of(local[ids], lengths))
+
 
 @dataclass
 class IndexCounts:
@@ -171,9 +196,10 @@ class _Vocabulary:
 class IndexWriter:
     """Takes analysed batches in corpus order and writes the finished index into ``folder`` (see the module)."""
 
-    def __init__(self, folder: Path, *, k1: float, b: float) -> None:
+    def __init__(self, folder: Path, *, k1: float, b: float, workers: int = 1) -> None:
         self.folder = folder
         self.k1, self.b = k1, b
+        self.workers = workers  # processes for the merge
         self._vocabulary = _Vocabulary()
         self._df = np.zeros(0, dtype=np.int64)
         self._lengths: list[np.ndarray] = []
@@ -200,10 +226,13 @@ class IndexWriter:
         self._vocabulary = _Vocabulary()
         indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
         _write_array(self.folder / "indptr", indptr)
-        with open(self.folder / "documents", "wb") as documents, open(self.folder / "weights", "wb") as weights:
-            for chunk_documents, chunk_weights in _merged(self._runs, indptr, df, lengths, self.k1, self.b):
-                documents.write(chunk_documents.tobytes())
-                weights.write(chunk_weights.tobytes())
+        merge = _Merge.of(self.folder, self._runs, indptr, lengths, self.k1, self.b, self.workers)
+        for name in ("documents", "weights"):  # each merge stretch writes its part in place
+            with open(self.folder / name, "wb") as handle:
+                handle.truncate(4 * int(indptr[-1]))
+        written = sum(in_order(_merge_stretch, merge, merge.stretches(), self.workers))
+        if written != indptr[-1]:
+            raise RuntimeError(f"BM25: the merge wrote {written:,} postings of {int(indptr[-1]):,}")
         for run in self._runs:
             run.path.unlink()
         return IndexCounts(len(lengths), len(df), int(indptr[-1]))
@@ -225,7 +254,8 @@ class IndexWriter:
         self._df[present] += dfs
         path = self.folder / f"run-{len(self._runs):05d}"
         with open(path, "wb") as handle:
-            for part in (present.astype(np.int32), dfs.astype(np.int32), documents, counts):
+            for part in (present.astype(np.int32), np.concatenate([[0], np.cumsum(dfs)]).astype(np.int64), documents,
+                         counts):
                 handle.write(part.tobytes())
         self._runs.append(_Run(path, len(present), len(documents)))
 
@@ -239,9 +269,8 @@ def _term_major(batches: list[_BatchPairs], to_global: np.ndarray, n_terms: int,
     entries: a counting scatter, documents ascending within a term because batches come in corpus order.
     """
     terms = [to_global[pairs.terms] for pairs in batches]
-    df = np.zeros(n_terms, dtype=np.int64)
-    for batch_terms in terms:
-        df += np.bincount(batch_terms, minlength=n_terms)
+    # one vocabulary-sized count per run, not per batch (the vocabulary reaches millions of terms)
+    df = np.bincount(np.concatenate([np.zeros(0, np.int32), *terms]), minlength=n_terms)
     cursor = np.concatenate([[0], np.cumsum(df)[:-1]]).astype(np.int64)
     total = int(df.sum())
     documents = np.empty(total, dtype=np.int32)
@@ -260,43 +289,56 @@ def _term_major(batches: list[_BatchPairs], to_global: np.ndarray, n_terms: int,
 
 
 class _RunReader:
-    """A run file read forward a range of terms at a time, with ``pread`` (see :func:`_merged`)."""
+    """A run file read forward a range of terms at a time, with ``pread``, from its first term at or above
+    ``term`` on.
 
-    def __init__(self, run: _Run) -> None:
+    A run file: its term ids (int32, ascending), where each term's pairs start (int64, one more than the terms),
+    then the pairs' documents (int32) and counts (uint32), term-major.
+    """
+
+    def __init__(self, run: _Run, fd: int, term: int) -> None:
         self.run = run
-        self._term_at = 0  # next unread entry of the run's term list
-        self._posting_at = 0
-        self._ids = np.zeros(0, np.int32)
-        self._dfs = np.zeros(0, np.int32)
+        self._term_at = _first_at_least(fd, run.terms, term)  # next term to take, as its place in the run
+        self._ids = np.zeros(0, np.int32)  # the run's term ids from there on, a block at a time
 
     def take(self, fd: int, end_term: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The run's terms below ``end_term`` not taken yet: their ids, frequencies, documents and counts."""
-        ids, dfs = self._terms_below(fd, end_term)
-        n = int(dfs.sum())
-        base = 8 * self.run.terms
-        documents = _pread(fd, np.int32, base + 4 * self._posting_at, n)
-        counts = _pread(fd, np.uint32, base + 4 * (self.run.pairs + self._posting_at), n)
-        self._posting_at += n
-        return ids, dfs, documents, counts
+        ids = self._ids_below(fd, end_term)
+        starts = _pread(fd, np.int64, 4 * self.run.terms + 8 * self._term_at, len(ids) + 1)
+        self._term_at += len(ids)
+        base = 4 * self.run.terms + 8 * (self.run.terms + 1)
+        first, n = int(starts[0]), int(starts[-1] - starts[0])
+        documents = _pread(fd, np.int32, base + 4 * first, n)
+        counts = _pread(fd, np.uint32, base + 4 * (self.run.pairs + first), n)
+        return ids, np.diff(starts), documents, counts
 
-    def _terms_below(self, fd: int, end_term: int) -> tuple[np.ndarray, np.ndarray]:
-        ids, dfs = [], []
+    def _ids_below(self, fd: int, end_term: int) -> np.ndarray:
+        taken = []
         while True:
             if not len(self._ids):
-                if self._term_at == self.run.terms:
+                at = self._term_at + sum(map(len, taken))
+                if at == self.run.terms:
                     break
-                count = min(_TERM_BLOCK, self.run.terms - self._term_at)
-                self._ids = _pread(fd, np.int32, 4 * self._term_at, count)
-                self._dfs = _pread(fd, np.int32, 4 * (self.run.terms + self._term_at), count)
-                self._term_at += count
+                self._ids = _pread(fd, np.int32, 4 * at, min(_TERM_BLOCK, self.run.terms - at))
             stop = int(np.searchsorted(self._ids, end_term))
-            ids.append(self._ids[:stop])
-            dfs.append(self._dfs[:stop])
-            self._ids, self._dfs = self._ids[stop:], self._dfs[stop:]
+            taken.append(self._ids[:stop])
+            self._ids = self._ids[stop:]
             if len(self._ids):
                 break
-        return (np.concatenate([np.zeros(0, np.int32), *ids]),
-                np.concatenate([np.zeros(0, np.int32), *dfs]))
+        return np.concatenate([np.zeros(0, np.int32), *taken])
+
+
+def _first_at_least(fd: int, count: int, term: int) -> int:
+    """The place of the run's first term id at or above ``term`` (of ``count`` ascending ids at the file's start),
+    by binary search: a few reads, where reading the ids up to there could be megabytes per run."""
+    low, high = 0, count
+    while low < high:
+        middle = (low + high) // 2
+        if int(_pread(fd, np.int32, 4 * middle, 1)[0]) < term:
+            low = middle + 1
+        else:
+            high = middle
+    return low
 
 
 def _pread(fd: int, dtype: type, offset: int, count: int) -> np.ndarray:
@@ -307,46 +349,100 @@ def _pread(fd: int, dtype: type, offset: int, count: int) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype)
 
 
-def _merged(runs: list[_Run], indptr: np.ndarray, df: np.ndarray, lengths: np.ndarray, k1: float,
-            b: float) -> Iterable[tuple[np.ndarray, np.ndarray]]:
-    """The index's documents and weights, a range of terms at a time, from the runs (in corpus order).
+_STRETCHES_PER_WORKER = 4  # stretches of the vocabulary per merge process, so that none waits long for another
+
+
+@dataclass
+class _Merge:
+    """What every merge stretch needs (shared with the merge processes by the fork): the runs, where each term's
+    postings go, and the parts of Lucene's weights: ``idf`` per term, the inverse norm per document.
 
     Weights are Lucene's float32 ``idf - idf / (1 + tf / norm)``, with ``idf(t) = log(1 + (N - df + 0.5) /
     (df + 0.5))`` and the document length as its norm byte keeps it (:func:`lucene_length`); ``N`` and
     ``avgdl`` count only documents with at least one term (Lucene's per-field document count).
     """
-    n_terms = len(df)
-    if not n_terms or not indptr[-1]:
-        return
-    n_scored = int(np.count_nonzero(lengths))
-    idf = np.log1p((n_scored - df + 0.5) / (df + 0.5)).astype(np.float32)
-    inverse_norm = inverse_norms(lucene_length(lengths), k1, b, float(lengths.sum(dtype=np.int64)) / n_scored)
-    readers = [_RunReader(run) for run in runs]
-    start = 0
-    while start < n_terms:
-        end = int(np.searchsorted(indptr, indptr[start] + MERGE_ENTRIES, side="right")) - 1
-        end = min(max(end, start + 1), n_terms)
-        size = int(indptr[end] - indptr[start])
-        documents = np.empty(size, dtype=np.int32)
-        tf = np.empty(size, dtype=np.float32)
-        cursor = indptr[start:end] - indptr[start]
-        for reader in readers:
-            fd = os.open(reader.run.path, os.O_RDONLY)
-            try:
-                ids, dfs, run_documents, counts = reader.take(fd, end)
-            finally:
-                os.close(fd)
-            if not len(ids):
-                continue
-            offsets = np.concatenate([[0], np.cumsum(dfs[:-1], dtype=np.int64)])
-            position = np.repeat(cursor[ids - start] - offsets, dfs) + np.arange(len(run_documents))
-            documents[position] = run_documents
-            tf[position] = counts
-            cursor[ids - start] += dfs
-        idf_t = np.repeat(idf[start:end], df[start:end])
-        # Lucene's float32 form of idf * tf / (tf + norm), so scores tie where Lucene's do.
-        yield documents, idf_t - idf_t / (np.float32(1) + tf * inverse_norm[documents])
-        start = end
+
+    folder: Path
+    runs: list[_Run]
+    indptr: np.ndarray
+    idf: np.ndarray
+    inverse_norm: np.ndarray
+    workers: int
+
+    @classmethod
+    def of(cls, folder: Path, runs: list[_Run], indptr: np.ndarray, lengths: np.ndarray, k1: float, b: float,
+           workers: int) -> _Merge:
+        df = np.diff(indptr)
+        n_scored = max(int(np.count_nonzero(lengths)), 1)  # 0 only without postings, where nothing is weighted
+        idf = np.log1p((n_scored - df + 0.5) / (df + 0.5)).astype(np.float32)
+        avgdl = max(float(lengths.sum(dtype=np.int64)) / n_scored, 1.0)
+        return cls(folder, runs, indptr, idf, inverse_norms(lucene_length(lengths), k1, b, avgdl), workers)
+
+    def stretches(self) -> list[tuple[int, int]]:
+        """Consecutive term ranges holding about as many postings each, ``_STRETCHES_PER_WORKER`` per process."""
+        count = self.workers * _STRETCHES_PER_WORKER
+        cuts = np.searchsorted(self.indptr, self.indptr[-1] * np.arange(1, count) // count, side="right") - 1
+        bounds = np.unique(np.concatenate([[0], np.clip(cuts, 0, len(self.idf)), [len(self.idf)]])).tolist()
+        return list(pairwise(bounds))
+
+    def ranges(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """The stretch's term ranges of about ``MERGE_ENTRIES / workers`` postings (a term at least): the merge
+        holds the same memory in all however many processes share it."""
+        entries = max(MERGE_ENTRIES // self.workers, 1)
+        while start < end:
+            stop = int(np.searchsorted(self.indptr, self.indptr[start] + entries, side="right")) - 1
+            stop = min(max(stop, start + 1), end)
+            yield start, stop
+            start = stop
+
+
+def _merge_stretch(merge: _Merge, stretch: tuple[int, int]) -> int:
+    """Merge the runs' postings of a stretch of terms into the index files, in place; the postings written."""
+    first, end = stretch
+    fds = [os.open(run.path, os.O_RDONLY) for run in merge.runs]
+    outputs = {name: os.open(merge.folder / name, os.O_WRONLY) for name in ("documents", "weights")}
+    try:
+        readers = [_RunReader(run, fd, first) for run, fd in zip(merge.runs, fds, strict=True)]
+        written = 0
+        for start, stop in merge.ranges(first, end):
+            documents, weights = _merged_range(merge, list(zip(readers, fds, strict=True)), start, stop)
+            offset = 4 * int(merge.indptr[start])
+            _pwrite(outputs["documents"], documents, offset)
+            _pwrite(outputs["weights"], weights, offset)
+            written += len(documents)
+        return written
+    finally:
+        for fd in (*fds, *outputs.values()):
+            os.close(fd)
+
+
+def _merged_range(merge: _Merge, readers: list[tuple[_RunReader, int]], start: int,
+                  end: int) -> tuple[np.ndarray, np.ndarray]:
+    """The documents and weights of terms ``start:end``, from the runs (in corpus order)."""
+    indptr = merge.indptr
+    size = int(indptr[end] - indptr[start])
+    documents = np.empty(size, dtype=np.int32)
+    tf = np.empty(size, dtype=np.float32)
+    cursor = indptr[start:end] - indptr[start]
+    for reader, fd in readers:
+        ids, dfs, run_documents, counts = reader.take(fd, end)
+        if not len(ids):
+            continue
+        offsets = np.concatenate([[0], np.cumsum(dfs[:-1], dtype=np.int64)])
+        position = np.repeat(cursor[ids - start] - offsets, dfs) + np.arange(len(run_documents))
+        documents[position] = run_documents
+        tf[position] = counts
+        cursor[ids - start] += dfs
+    idf_t = np.repeat(merge.idf[start:end], np.diff(indptr[start:end + 1]))
+    # Lucene's float32 form of idf * tf / (tf + norm), so scores tie where Lucene's do.
+    return documents, idf_t - idf_t / (np.float32(1) + tf * merge.inverse_norm[documents])
+
+
+def _pwrite(fd: int, array: np.ndarray, offset: int) -> None:
+    view = memoryview(array).cast("B")
+    while len(view):  # a write may take only part
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
 
 
 def _write_array(path: Path, array: np.ndarray) -> None:

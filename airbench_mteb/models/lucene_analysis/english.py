@@ -14,6 +14,7 @@ from typing import Any
 
 from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
 from airbench_mteb.models.lucene_analysis.tokenizer import standard_words
+from airbench_mteb.models.lucene_analysis.wordwise import WordwiseAnalyzer
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET (Lucene 9).
 ENGLISH_STOPWORDS = frozenset(
@@ -27,25 +28,6 @@ def strip_possessive(term: str) -> str:
     if len(term) >= 2 and term[-2] in _APOSTROPHES and term[-1] in "sS":
         return term[:-2]
     return term
-
-
-def english_terms(text: str) -> list[str]:
-    return [term for term in map(_TERMS.__getitem__, standard_words(text)) if term is not None]
-
-
-class _TermCache(dict[str, "str | None"]):
-    """Token -> term (None for a stopword): a corpus repeats its words, so the chain runs once per distinct
-    token, and a hit is one C-level dict lookup. Emptied when it holds ``_CACHED_TOKENS``, to bound memory."""
-
-    def __missing__(self, word: str) -> str | None:
-        if len(self) >= _CACHED_TOKENS:
-            self.clear()
-        term = self[word] = _english_term(word)
-        return term
-
-
-_CACHED_TOKENS = 1 << 20
-_TERMS = _TermCache()
 
 
 def _english_term(word: str) -> str | None:
@@ -66,5 +48,8 @@ def _porter() -> Any:
 
     return PorterStemmer(PorterStemmer.MARTIN_EXTENSIONS)
 
+
+# Each word alone: the indexer analyses each distinct word of a batch once (and caches it, see bm25_workers).
+english_terms = WordwiseAnalyzer(standard_words, _english_term)
 
 ANALYZERS = {"en": english_terms}
