@@ -29,10 +29,11 @@ from airbench_mteb.models import segmenters
 from airbench_mteb.models.bm25_build import IndexCounts, IndexWriter, StringsWriter
 from airbench_mteb.models.bm25_index import BM25Index, best_first, mapped_strings
 from airbench_mteb.models.bm25_store import IndexKey, stored_index
-from airbench_mteb.models.bm25_workers import analysed_rows, available_cores, searched
+from airbench_mteb.models.bm25_workers import analysed_rows, searched
 from airbench_mteb.models.c_allocator import release_freed_memory
 from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
 from airbench_mteb.models.mapped_pages import release_mapped
+from airbench_mteb.models.worker_pool import available_cores
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata

@@ -24,6 +24,7 @@ from airbench_mteb.models.bm25_index import BM25Index, QueryBlock
 from airbench_mteb.models.lucene_analysis.wordwise import wordwise
 from airbench_mteb.models.worker_pool import available_cores, can_fork, in_order
 
+# The pool moved to worker_pool; its names stay importable here for tests/test_bm25.py, kept untouched (issue 41).
 __all__ = ["BatchAnalyser", "analysed_batches", "analysed_rows", "available_cores", "can_fork", "in_order", "searched"]
 
 Terms = Callable[[str], list[str]]
