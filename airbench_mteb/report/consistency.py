@@ -51,7 +51,7 @@ from airbench_mteb.report.kept_scores import (
     score_matrix,
     set_results,
 )
-from airbench_mteb.report.options import check_resampling
+from airbench_mteb.report.options import check_resampling_options
 from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.text_format import markdown_text, p_text
 
@@ -212,7 +212,7 @@ def _check_options(models: Sequence[str], subsets: int, subset_size: int, n_resa
                    level: float, method: str) -> None:
     if len(set(models)) < MIN_MODELS:
         raise OptionError(f"a rank agreement needs at least {MIN_MODELS} different models, got {list(models)!r}")
-    check_resampling(n_resamples, seed, level=level)
+    check_resampling_options(n_resamples, seed, level=level)
     for name, value in (("subsets", subsets), ("subset size", subset_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise OptionError(f"{name} {value!r} is not a whole number >= 1")

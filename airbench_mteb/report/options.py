@@ -10,7 +10,7 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_resampling(n_resamples: object, seed: object, **fractions: float) -> None:
+def check_resampling_options(n_resamples: object, seed: object, **fractions: float) -> None:
     """Refuse a number of bootstrap resamples outside :data:`CI_RESAMPLES_RANGE`, a seed that is not a whole
     number >= 0, or any of ``fractions`` (``alpha``, ``level``) not strictly between 0 and 1."""
     low, high = CI_RESAMPLES_RANGE

@@ -43,7 +43,7 @@ from airbench_mteb.report.leaderboard.uncertainty import (
     query_values,
     rank_groups,
 )
-from airbench_mteb.report.options import check_resampling
+from airbench_mteb.report.options import check_resampling_options
 from airbench_mteb.report.results import ModelTaskResult
 
 SPLITS = ("dev", "test")
@@ -65,7 +65,7 @@ class TabData:
 def check_options(split: str, n_resamples: int, seed: int, alpha: float) -> None:
     if split not in SPLITS:
         raise OptionError(f"split {split!r}: the leaderboard has {' and '.join(SPLITS)}")
-    check_resampling(n_resamples, seed, alpha=alpha)
+    check_resampling_options(n_resamples, seed, alpha=alpha)
 
 
 def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Bench_24.05",

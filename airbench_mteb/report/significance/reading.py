@@ -33,7 +33,7 @@ from airbench_mteb.data.per_query import (
 from airbench_mteb.metrics.per_query import stored_decimals
 from airbench_mteb.metrics.significance import CORRECTIONS
 from airbench_mteb.names import benchmark_named, check_task_names
-from airbench_mteb.report.options import check_resampling
+from airbench_mteb.report.options import check_resampling_options
 from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
 from airbench_mteb.report.significance.records import SignificanceError
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
@@ -50,7 +50,7 @@ def check_options(models: Sequence[str], correction: str, n_resamples: int, seed
         raise OptionError(f"a comparison needs at least two different models, got {list(models)!r}")
     if correction not in CORRECTIONS:
         raise OptionError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
-    check_resampling(n_resamples, seed, alpha=alpha, level=level)
+    check_resampling_options(n_resamples, seed, alpha=alpha, level=level)
 
 
 def task_names(tasks: Sequence[str],
