@@ -15,8 +15,8 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -188,6 +188,14 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Open ``path`` for writing (``"w"`` UTF-8 text or ``"wb"``) through :func:`atomic_path`."""
     with atomic_path(path) as scratch, scratch.open(mode, encoding=None if "b" in mode else "utf-8") as handle:
         yield handle
+
+
+@contextmanager
+def all_or_none(folder: str | Path) -> Iterator[Callable[..., IO[Any]]]:
+    """``open(path, mode="w")`` for a set of files in ``folder`` (made by :func:`output_folder`) written all or none:
+    each file is renamed into place only once every one is written, and a failure leaves no new folder."""
+    with output_folder(folder), ExitStack() as stack:
+        yield lambda path, mode="w": stack.enter_context(atomic_write(path, mode))
 
 
 @contextmanager

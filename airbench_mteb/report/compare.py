@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.data.files import atomic_write, output_folder, read_json
+from airbench_mteb.data.files import all_or_none, read_json
 from airbench_mteb.data.predictions import (
     PREDICTIONS_SUFFIX,
     Predictions,
@@ -168,10 +167,9 @@ def write_comparison(comparison: Comparison, out: Path) -> list[Path]:
                 sections += [matrices.pairs_markdown(markdown_text), "", matrices.legend(), ""]
     tops = {out / COMPARISON_FILE: json.dumps(payload, ensure_ascii=False, indent=1) + "\n",
             out / "comparison.md": "\n".join(sections)}
-    # all or none: each file is renamed into place only once every one is written; a failure leaves no new folder
-    with output_folder(out), ExitStack() as stack:
+    with all_or_none(out) as open_file:
         for path, text in {**texts, **tops}.items():
-            stack.enter_context(atomic_write(path)).write(text)
+            open_file(path).write(text)
     written = list(texts)
     return [out / COMPARISON_FILE, out / "comparison.md", *written]
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-from contextlib import ExitStack
 from pathlib import Path
 from typing import IO
 
-from airbench_mteb.data.files import atomic_write, output_folder
+from airbench_mteb.data.files import all_or_none
 from airbench_mteb.report.consistency import HUMAN, ConsistencyReport, MetricConsistency, ModelScore
 
 FILES = ("consistency.json", "consistency.md")
@@ -75,10 +74,9 @@ def write_consistency(report: ConsistencyReport, out: Path) -> list[Path]:
     paths = [out / name for name in FILES]
     texts = (json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n", report.to_markdown())
     plots = [out / f"consistency_{metric.metric}.png" for metric in report.metrics]
-    # all or none: each file is renamed into place only once every one is written; a failure leaves no new folder
-    with output_folder(out), ExitStack() as stack:
+    with all_or_none(out) as open_file:
         for path, text in zip(paths, texts, strict=True):
-            stack.enter_context(atomic_write(path)).write(text)
+            open_file(path).write(text)
         for path, metric in zip(plots, report.metrics, strict=True):
-            plot_consistency(report, metric, stack.enter_context(atomic_write(path, "wb")))
+            plot_consistency(report, metric, open_file(path, "wb"))
     return [*paths, *plots]

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from airbench_mteb.data.files import atomic_write, output_folder
+from airbench_mteb.data.files import all_or_none
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.report.bias_significance import compare_biases
@@ -125,8 +124,7 @@ def write_significance(report: SignificanceReport, out: Path) -> list[Path]:
     texts = (json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n", report.to_markdown(),
              report.to_latex(), report.to_csv())
     paths = [out / name for name in FILES]
-    # all four or none: each is renamed into place only once every one is written; a failure leaves no new folder
-    with output_folder(out), ExitStack() as stack:
+    with all_or_none(out) as open_file:
         for path, text in zip(paths, texts, strict=True):
-            stack.enter_context(atomic_write(path)).write(text)
+            open_file(path).write(text)
     return paths
