@@ -269,8 +269,15 @@ def _corpus_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     else:
         tables = iter([_as_table(corpus)])
     for table in tables:
-        for batch in table.to_batches(max_chunksize=_BATCH_ROWS):
+        batches = table.to_batches(max_chunksize=_BATCH_ROWS)
+        if len(batches) > 1 and table.num_rows < len(batches) * _SMALL_CHUNK_ROWS:
+            # a shuffled ``select`` takes its rows one chunk per row: one batch of copied rows, not one-row batches
+            batches = table.combine_chunks().to_batches(max_chunksize=_BATCH_ROWS)
+        for batch in batches:
             yield from _cut_by_text_bytes(batch)
+
+
+_SMALL_CHUNK_ROWS = 64
 
 
 def _cut_by_text_bytes(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
