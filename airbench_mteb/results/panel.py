@@ -43,12 +43,12 @@ def set_results(folder: ResultsFolder, labels: Sequence[str], query_set: QuerySe
         raise DatasetError(f"no results of model {missing[0]!r} on task {query_set.task!r} in {folder.path}: "
                            "run it there")
     found = {label: by_label[label] for label in labels}
+    data = {label: split_data(result, query_set.split) for label, result in found.items()}
     (first, result), *others = found.items()
     for label, other in others:
-        if split_data(other, query_set.split) != split_data(result, query_set.split):
-            raise DatasetError(f"{query_set.task}: {first} was scored on data {split_data(result, query_set.split)!r} "
-                               f"({result.path}), {label} on {split_data(other, query_set.split)!r} ({other.path}): "
-                               "rerun both on the same data")
+        if data[label] != data[first]:
+            raise DatasetError(f"{query_set.task}: {first} was scored on data {data[first]!r} ({result.path}), {label} "
+                               f"on {data[label]!r} ({other.path}): rerun both on the same data")
     return found
 
 

@@ -1,9 +1,11 @@
 """The one reader of MTEB results files: ``mteb.ResultCache`` finds the files, ``mteb.results.TaskResult``
 reads them; this module adds what MTEB lacks for a report: a model's display label (its experiment kwargs,
 e.g. BM25 parameters) and the revision its ``model_meta.json`` records, selection by short model name, the
-latest file winning (or, for a table of configurations, each revision apart), and errors that name the file. Every number is checked as it is read (:func:`score_problem`: retrieval measures in [0, 1],
-the others in the range their definitions give): an edited or damaged file is refused in one line naming the
-file, task, split and key, never shown as a score.
+latest file winning (or, for a table of configurations, each revision apart), and errors that name the file.
+Every number is checked as it is read (:func:`score_problem`: retrieval measures in [0, 1], the others in the
+range their definitions give): an edited or damaged file is refused in one line naming the file, task, split and
+key, never shown as a score. A result found by ``mteb run`` for its closing lines is read here too
+(:func:`run_result`).
 """
 
 from __future__ import annotations
