@@ -40,7 +40,7 @@ class KeptFile:
     """The per-query scores kept beside one result (``path``), checked to be its model's, on its data."""
 
     found: ModelTaskResult
-    kept: KeptScores
+    record: KeptScores
     path: Path
 
 
@@ -75,14 +75,14 @@ def held_scores(kept: KeptFile, split: str, subset: str, metrics: Sequence[str])
     found, where = kept.found, f"{split}/{subset}"
     row = next(s for s in found.result.scores[split] if s["hf_subset"] == subset)
     if CLOSED_BOOK in row:
-        raise DatasetError(f"{kept.kept.task_name} {where} is closed-book for {found.label} (searched, not scored: "
+        raise DatasetError(f"{kept.record.task_name} {where} is closed-book for {found.label} (searched, not scored: "
                            "no qrels), so it has no per-query scores; compare a scored split", path=found.path)
-    scores = kept.kept.scores.get(split, {}).get(subset)
+    scores = kept.record.scores.get(split, {}).get(subset)
     if scores is None:
         raise DatasetError(f"no per-query scores of {where} for {found.label}: {RERUN_HINT}", path=kept.path)
     missing = [metric for metric in metrics if metric not in scores.metrics]
     if missing:
-        raise NotKeptError(f"metric {missing[0]!r} has no per-query values for {kept.kept.task_name} {where} "
+        raise NotKeptError(f"metric {missing[0]!r} has no per-query values for {kept.record.task_name} {where} "
                            f"(kept: {', '.join(scores.metrics)})", path=kept.path)
     _check_digest(scores, row, where, kept.path, found.path)
     twice = next((qid for qid, count in Counter(scores.query_ids).items() if count > 1), None)
