@@ -16,7 +16,7 @@ from airbench_mteb.commands import bias as bias_command
 from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.report import ReportRequest
 from airbench_mteb.report.bias import bias_plot, collect_points
-from airbench_mteb.report.results import read_results
+from airbench_mteb.results.reading import read_results
 from airbench_mteb.tasks.cocktail import make_source_bias_task, parse_sources
 from tests.conftest import SAMPLE_DATA
 
@@ -117,12 +117,12 @@ def test_the_results_reader_selects_by_model_and_task_and_names_bad_files(tmp_pa
     mteb.evaluate(model, task, cache=mteb.ResultCache(tmp_path), show_progress_bar=False)
     (path,) = tmp_path.rglob("ReaderBias.json")
     for root in (tmp_path, tmp_path / "results"):  # the cache root or its results/ folder
-        (found,) = read_results(root, models=["bm25"], tasks=["ReaderBias"])
+        (found,) = read_results(root, models=["bm25"], tasks=["ReaderBias"]).found
         assert (found.model, found.label, found.path, found.result.task_name) == \
             ("airbench-mteb/bm25", "airbench-mteb/bm25", path, "ReaderBias")
-    assert read_results(tmp_path, models=["airbench-mteb/bm25"]) == [found]
-    assert read_results(tmp_path, models=["all-MiniLM-L6-v2"]) == []
-    assert read_results(tmp_path, tasks=["CocktailNQUTD"]) == []
+    assert read_results(tmp_path, models=["airbench-mteb/bm25"]).found == (found,)
+    assert read_results(tmp_path, models=["all-MiniLM-L6-v2"]).found == ()
+    assert read_results(tmp_path, tasks=["CocktailNQUTD"]).found == ()
     with pytest.raises(DatasetError, match="no MTEB results folder"):
         read_results(tmp_path / "nothing-here")
     path.with_name("BrokenBias.json").write_text(path.read_text(encoding="utf-8")[:200], encoding="utf-8")
@@ -141,7 +141,7 @@ def test_relabelled_sources_into_the_same_folder_never_take_the_cached_results(t
                      "--overwrite-strategy", overwrite])
 
     def ndcg_at_1() -> dict[str, float]:
-        (found,) = read_results(out, tasks=["RelabelBias"])
+        (found,) = read_results(out, tasks=["RelabelBias"]).found
         return {row["hf_subset"]: row["ndcg_at_1"] for row in found.result.scores["test"]}
 
     assert run("a=human", f"b={LLM_FILE}") == 0

@@ -15,10 +15,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "airbench_mteb"
 # one floor do not import each other). mteb_compat sits at the bottom: tasks/ and distributed/ reach mteb's
 # internals through it, so it imports nothing of the plugin.
 FLOORS = {
-    "cli": 11,
-    "commands": 10,
-    "errors": 9,  # the user-error families of every layer below, for the CLI and the start-up hook
-    "report": 8, "generation": 8, "distributed": 8, "submission": 8,
+    "cli": 12,
+    "commands": 11,
+    "errors": 10,  # the user-error families of every layer below, for the CLI and the start-up hook
+    "report": 9, "generation": 9, "distributed": 9, "submission": 9,
+    "results": 8,  # the one reader of results folders, under every report and command
     "names": 7,  # task, benchmark and model names checked, so libraries raise the error a command prints
     "registry": 6,
     "tasks": 5,

@@ -21,7 +21,7 @@ from airbench_mteb.data.predictions import Predictions, one_model, predictions_p
 from airbench_mteb.models.arguments import accepted_kwargs, meta_label, model_label
 from airbench_mteb.registry import model_with_arguments
 from airbench_mteb.report.compare import read_model_predictions
-from airbench_mteb.report.results import read_results
+from airbench_mteb.results.reading import read_results
 from tests.conftest import SAMPLE_DATA
 
 BM25 = "airbench-mteb/bm25"
@@ -134,7 +134,7 @@ def test_a_run_with_arguments_beside_the_default_run(tmp_path: Path, capsys: pyt
     out = capsys.readouterr().out
     assert "airbench-mteb/bm25 (b=0.75, k1=1.2):" in out and "experiments/b_0.75__k1_1.2/CocktailNQUTD.json" in out
     assert default.read_bytes() == before
-    found = {r.label: r.result for r in read_results(tmp_path)}
+    found = {r.label: r.result for r in read_results(tmp_path).found}
     assert set(found) == {BM25, "airbench-mteb/bm25 (b=0.75, k1=1.2)"}
     mixed = {label: next(s for s in r.scores["test"] if s["hf_subset"] == "mixed-all-relevant")["ndcg_at_1"]
              for label, r in found.items()}

@@ -79,9 +79,9 @@ def test_an_edit_that_keeps_every_mean_is_refused_wherever_kept_scores_are_read(
     import shutil
 
     from airbench_mteb.data.errors import DatasetError
-    from airbench_mteb.report.intervals import kept_vectors
-    from airbench_mteb.report.results import read_results
     from airbench_mteb.report.significance import significance
+    from airbench_mteb.results.kept import kept_vectors
+    from airbench_mteb.results.reading import read_results
 
     results = tmp_path / "results"
     shutil.copytree(folder / "results", results)
@@ -91,7 +91,7 @@ def test_an_edit_that_keeps_every_mean_is_refused_wherever_kept_scores_are_read(
     j = next(i for i, value in enumerate(values) if value != values[0])
     values[0], values[j] = values[j], values[0]
     kept_path.write_bytes(gzip.compress(json.dumps(data).encode()))
-    found = next(r for r in read_results(results, None, [TASK]) if r.label == BM25)
+    found = next(r for r in read_results(results, None, [TASK]).found if r.label == BM25)
     for read in (lambda: kept_vectors(found, "judged_at_10"),
                  lambda: significance(results, [BM25, TUNED], tasks=[TASK], metrics=["judged_at_10"],
                                       n_resamples=999)):

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from airbench_mteb.metrics.pairwise import compare_runs
 from airbench_mteb.report.consistency import GENERATED, HUMAN, ConsistencyReport, MetricConsistency, ModelScore
-from airbench_mteb.report.kept_scores import QuerySet
 from airbench_mteb.report.significance.records import Comparison, ReportContent
 from airbench_mteb.report.significance.rendering import render_markdown
 from airbench_mteb.report.text_format import markdown_text
+from airbench_mteb.results.panel import QuerySet
 from tests.bad_inputs.cases_leaderboard import HOSTILE_NAMES
 from tests.bad_inputs.cases_reports import _unescaped, table_cells
 

@@ -184,12 +184,12 @@ def test_kept_scores_merge_splits_of_the_same_data_and_replace_those_of_other_da
     assert pending.write("Task", "files-b", results) is None  # another model's scores never go beside this file
 
 
-def test_the_digest_binds_every_vector_and_a_digest_writers_row_must_have_one(tmp_path: Path) -> None:
-    """Issue 43: a tie-neutral or per-source value changed is another digest; a score dict with the keys only
-    digest-writing versions write (judged_at_10, ndcg_at_10_tie_neutral) but no digest is refused; one without
-    them (an older version's) binds nothing."""
+def test_the_digest_binds_every_vector_and_every_row_must_have_one(tmp_path: Path) -> None:
+    """Issue 43: a tie-neutral or per-source value changed is another digest; a score dict without a digest is
+    refused (issue 44: every version that keeps per-query scores writes it)."""
     from airbench_mteb.data.errors import DatasetError
-    from airbench_mteb.data.per_query import QueryScores, check_bound
+    from airbench_mteb.data.per_query import QueryScores
+    from airbench_mteb.results.kept import _check_digest
 
     source = QueryScores(("q1", "q2"), {"ndcg_at_10": np.array([0.5, 1.0]), "ndcg_at_10_tie_neutral": np.ones(2)})
     scores = QueryScores(("q1", "q2"), {"ndcg_at_10": np.array([0.25, 1.0])}, {"llm": source})
@@ -197,12 +197,11 @@ def test_the_digest_binds_every_vector_and_a_digest_writers_row_must_have_one(tm
         **source.metrics, name: np.array([0.5, 0.5])})}) for name in ("ndcg_at_10", "ndcg_at_10_tie_neutral")]
     assert len({scores.digest(), *(e.digest() for e in edited)}) == 3
     path, results = tmp_path / "T.per_query.json.gz", tmp_path / "T.json"
-    for key in ("judged_at_10", "ndcg_at_10_tie_neutral"):
-        with pytest.raises(DatasetError, match=f"has no per_query_sha256.*it has {key}"):
-            check_bound(edited[1], {key: 0.5}, "dev/mixed", path, results)
-    check_bound(edited[1], {"ndcg_at_10": 0.625}, "dev/mixed", path, results)  # an older version's row
+    for row in ({"judged_at_10": 0.5}, {"ndcg_at_10": 0.625}):
+        with pytest.raises(DatasetError, match="has no per_query_sha256: the file was edited"):
+            _check_digest(edited[1], row, "dev/mixed", path, results)
     with pytest.raises(DatasetError, match="SHA-256 differs"):
-        check_bound(edited[1], {"per_query_sha256": scores.digest()}, "dev/mixed", path, results)
+        _check_digest(edited[1], {"per_query_sha256": scores.digest()}, "dev/mixed", path, results)
 
 
 @pytest.mark.slow
@@ -469,7 +468,7 @@ def test_a_score_mteb_wrote_to_6_decimals_holds_its_per_query_values(tmp_path: P
     """MTEB's TaskResult.to_disk rounds every score to 6 decimals; MRR and judged@k are not rounded before, so an MRR
     of 5/6 is written 0.833333 and must hold the per-query values that average 0.8333333..."""
     from airbench_mteb.data.errors import DatasetError
-    from airbench_mteb.report.significance.reading import _check_mean
+    from airbench_mteb.results.kept import _check_mean
 
     values = np.array([1.0, 1.0, 0.5])
     _check_mean(values, 0.833333, "mrr_at_10", "dev/default", tmp_path / "s.gz", tmp_path / "r.json")

@@ -8,14 +8,11 @@ beside it. MTEB's ``ResultCache`` reads ``*.json`` files only, so it never takes
 task result.
 
 The file records the model (name and revision), the task and the data fingerprint the scores were
-computed on (the results' ``dataset_revision``); :func:`read_kept` checks all of them against the
-results file it is read for, so vectors of another model, task or data are never paired.
-
-Each split and subset's score dict in the results file also records the SHA-256 of its per-query scores
-(``per_query_sha256``, :meth:`QueryScores.digest`), so :func:`check_bound` refuses any edit of them, even
-one that keeps every mean (two queries' values swapped). Results written before the digest existed have
-none: their per-query scores are accepted as before, held to the results only by their means; results of a
-version that writes the digest (they carry ``judged_at_10``, ``ndcg_at_10_tie_neutral``) without one are refused.
+computed on (the results' ``dataset_revision``), and each split and subset's score dict in the results file
+records the SHA-256 of its per-query scores (``per_query_sha256``, :meth:`QueryScores.digest`). This module holds
+the format, its writer and :func:`read_kept` (the format's reader, which the writer uses to merge splits); a report
+reads a per-query file only through :mod:`airbench_mteb.results.kept`, which holds it to its results file by all of
+these, so vectors of another model, task or data, or edited ones, are never paired.
 """
 
 from __future__ import annotations
@@ -41,8 +38,6 @@ FORMAT = "airbench-mteb per-query scores"
 FORMAT_VERSION = 1
 RERUN_HINT = "rerun the model with --overwrite-strategy always (overwrite_strategy=\"always\") to keep them"
 DIGEST_KEY = "per_query_sha256"  # in a split and subset's score dict: the digest of its per-query scores
-# Keys only versions that write the digest write: a score dict with one of them and no digest lost it to an edit.
-DIGEST_WRITERS_KEYS = ("ndcg_at_10_tie_neutral", "judged_at_10")
 
 
 @dataclass(frozen=True)
@@ -181,45 +176,3 @@ def read_kept(path: Path) -> KeptScores:
                       str(data.get("dataset_revision")),
                       {split: {subset: QueryScores.from_json(scores, path, f"{split}/{subset}")
                                for subset, scores in subsets.items()} for split, subsets in splits.items()})
-
-
-def check_bound(scores: QueryScores, row: Mapping[str, Any], where: str, path: Path, results_path: Path) -> None:
-    """``scores`` (of ``where``, read from ``path``) are those the score dict ``row`` of ``results_path`` was
-    written with: their digest (over every vector: each metric, tie-neutral ones included, and each source's) is
-    the row's ``per_query_sha256``. A row without one binds nothing here when it was written before the digest
-    existed (the caller holds those scores to the row's means); a row of a version that writes it
-    (:data:`DIGEST_WRITERS_KEYS`) must have it.
-
-    Raises:
-        DatasetError: the digests differ, or the digest is missing from a row that must have one (the per-query
-            file, or the results file, was edited or replaced).
-    """
-    recorded = row.get(DIGEST_KEY)
-    if recorded is None and any(key in row for key in DIGEST_WRITERS_KEYS):
-        written_by = next(key for key in DIGEST_WRITERS_KEYS if key in row)
-        raise DatasetError(f"{where} of the results file {results_path} has no {DIGEST_KEY}, though it was written "
-                           f"by a version that writes one (it has {written_by}): the file was edited; {RERUN_HINT}",
-                           path=path)
-    if recorded is not None and recorded != scores.digest():
-        raise DatasetError(f"the per-query scores of {where} are not those the results file {results_path} was "
-                           f"written with (their SHA-256 differs from its {DIGEST_KEY}): the file was edited or "
-                           f"replaced; {RERUN_HINT}", path=path)
-
-
-def read_kept_for(results_path: Path, model_name: str, model_revision: str | None, task_name: str,
-                  dataset_revision: str) -> KeptScores:
-    """The scores kept beside ``results_path``, checked to be of this model, task and data
-    (``model_revision`` None: the revision is not known beside the results, only the folder ties it)."""
-    path = per_query_path(results_path)
-    kept = read_kept(path)
-    expected = {"model": model_name, "model revision": model_revision, "task": task_name}
-    found = {"model": kept.model_name, "model revision": kept.model_revision, "task": kept.task_name}
-    for what, value in expected.items():
-        if found[what] != value and not (what == "model revision" and value is None):
-            raise DatasetError(f"per-query scores of {what} {found[what]!r}, but the results file beside them is "
-                               f"of {value!r}: {RERUN_HINT}", path=path)
-    if kept.dataset_revision != dataset_revision:
-        raise DatasetError(f"per-query scores computed on other data ({kept.dataset_revision!r}) than the results "
-                           f"file beside them ({dataset_revision!r}): {RERUN_HINT}", path=path)
-    return kept
-

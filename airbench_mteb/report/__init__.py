@@ -1,7 +1,8 @@
 """The report layer: library functions that read MTEB results and prediction files and write tables and plots.
 
-What it holds: the results reader (``results``, ``kept_scores``, ``intervals``), the plots and tables of
-``airbench-mteb report`` (``bias``, ``irsc``, ``cocktail_quality``, ``by_attribute``), the libraries behind the
+Results folders (MTEB results and the per-query scores kept beside them) are read and trusted in one place,
+:mod:`airbench_mteb.results`, below this layer. What it holds: the intervals tables show (``intervals``), the
+plots and tables of ``airbench-mteb report`` (``bias``, ``irsc``, ``cocktail_quality``, ``by_attribute``), the libraries behind the
 statistics commands (``compare``: SSCI/RCCI; ``significance``; ``bias_significance``; ``consistency`` and
 ``consistency_output``; ``leaderboard``), the lines ``airbench-mteb run`` ends with (``run_summary``) and the
 shared text formatting (``text_format``).

@@ -1,6 +1,6 @@
 """`airbench-mteb report --plot bias`: ranking performance against source bias, as in Cocktail's Figure 1.
 
-Reads MTEB results of source-bias tasks (:func:`airbench_mteb.report.results.read_results`,
+Reads MTEB results of source-bias tasks (:func:`airbench_mteb.results.reading.read_results`,
 experiments included; the reference source is the one the task declares first) and plots, for
 each model, NDCG@1 on the mixed corpus (every copy relevant, the ``mixed`` setting's main score)
 against Relative Δ NDCG@1 from the same ranking: one small point per dataset and one large point
@@ -28,7 +28,7 @@ from airbench_mteb.data.files import atomic_write
 from airbench_mteb.metrics.ndsr import ndsr_key
 from airbench_mteb.metrics.source_bias import SourceBias, SourceScores, unflatten
 from airbench_mteb.report import ReportRequest, register_plot
-from airbench_mteb.report.results import ModelTaskResult, read_results
+from airbench_mteb.results.reading import ModelTaskResult, read_results
 
 if TYPE_CHECKING:
     from mteb.results import TaskResult
@@ -142,7 +142,7 @@ def _ties(bias: SourceBias, other: str, k: int) -> dict[str, float]:
 def collect_points(results: Path, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None,
                    reference: str | None = None) -> list[BiasPoint]:
     """Every bias point under ``results`` (the latest result of a model on a task)."""
-    points = [point for found in read_results(results, models, tasks) for point in points_of(found, reference)]
+    points = [point for found in read_results(results, models, tasks).found for point in points_of(found, reference)]
     return sorted(points, key=lambda p: (p.model, p.task))
 
 

@@ -3,7 +3,7 @@
 A generated AIR-Bench set samples every query's attributes (AIR-Bench Appendix A.2.1: type, length,
 overall or partial information, rewrite styles) and ``generate airbench`` keeps them in the dataset
 folder's ``candidates.jsonl``. :func:`scores_by_attribute` groups the kept per-query scores of each model
-(:mod:`airbench_mteb.report.kept_scores`) by one attribute at a time and gives each group's mean with its
+(:mod:`airbench_mteb.results.panel`) by one attribute at a time and gives each group's mean with its
 bootstrap interval (:func:`airbench_mteb.metrics.bootstrap.bootstrap_cis`: the group's queries resampled,
 one draw for every model). A group of one query has no interval. Writes ``by_attribute.json`` and
 ``by_attribute.md``.
@@ -24,7 +24,7 @@ from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.names import task_named
 from airbench_mteb.report import ReportRequest, register_plot
-from airbench_mteb.report.kept_scores import (
+from airbench_mteb.results.panel import (
     MAIN_SCORE,
     QuerySet,
     main_score,
@@ -32,7 +32,7 @@ from airbench_mteb.report.kept_scores import (
     score_matrix,
     set_results,
 )
-from airbench_mteb.report.results import model_labels, read_results
+from airbench_mteb.results.reading import model_labels, read_results
 
 CANDIDATES = "candidates.jsonl"  # written by `generate airbench` beside the dataset
 FINAL_STYLE = "final_style"  # the style of the last rewrite, the one that became the query
@@ -144,11 +144,11 @@ def scores_by_attribute(results: Path, query_set: QuerySet, models: Sequence[str
     generator's ``candidates.jsonl`` (default: the one in the registered task's folder).
     """
     resampling = resampling or Resampling()
-    everything = read_results(results, None, [query_set.task])
-    names = models if models else sorted({r.label for r in everything if r.result.task_name == query_set.task})
+    folder = read_results(results, None, [query_set.task])
+    names = models if models else sorted({r.label for r in folder.found if r.result.task_name == query_set.task})
     if not names:
         raise DatasetError(f"no results of task {query_set.task!r} in {results}")
-    found = set_results(everything, model_labels(everything, names, results, [query_set.task]), query_set, results)
+    found = set_results(folder, model_labels(folder, names, [query_set.task]), query_set)
     query_set = resolved(query_set, found)
     read = main_score(query_set.task) if metric == MAIN_SCORE else metric
     query_ids, matrix = score_matrix(query_set, found, read)
@@ -194,7 +194,7 @@ def by_attribute_plot(request: ReportRequest) -> list[Path]:
         raise OptionError("the by-attribute table needs the generated task(s): --tasks TASK")
     reports = []
     for task in request.tasks:
-        found = read_results(results, None, [task])  # --models may name labels, which scores_by_attribute resolves
+        found = read_results(results, None, [task]).found  # --models may name labels: scores_by_attribute resolves
         if not found:
             raise DatasetError(f"no results of task {task!r} in {results}")
         reports += [scores_by_attribute(results, QuerySet(task, split), request.models)

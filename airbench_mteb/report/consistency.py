@@ -43,7 +43,9 @@ from airbench_mteb.metrics.consistency import (
 )
 from airbench_mteb.metrics.retrieval import is_relevant
 from airbench_mteb.report.intervals import recorded_interval
-from airbench_mteb.report.kept_scores import (
+from airbench_mteb.report.options import check_resampling_options
+from airbench_mteb.report.text_format import markdown_text, p_text
+from airbench_mteb.results.panel import (
     MAIN_SCORE,
     QuerySet,
     main_score,
@@ -51,9 +53,7 @@ from airbench_mteb.report.kept_scores import (
     score_matrix,
     set_results,
 )
-from airbench_mteb.report.options import check_resampling_options
-from airbench_mteb.report.results import ModelTaskResult, model_labels, read_results
-from airbench_mteb.report.text_format import markdown_text, p_text
+from airbench_mteb.results.reading import ModelTaskResult, model_labels, read_results
 
 GENERATED, WITHOUT_QC, HUMAN = "generated", "without QC", "human"
 DEFAULT_METRIC = "ndcg_at_10"  # the paper's; main scores differ between families (co*cktail's is NDCG@1)
@@ -164,7 +164,7 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
 
     Args:
         results: an MTEB results folder (``mteb run --output-folder``) holding every model's results on every set.
-        models: three or more models (labels, full or short names, as :func:`~airbench_mteb.report.results.read_results`).
+        models: three or more models (labels, full or short names, as :func:`~airbench_mteb.results.reading.read_results`).
         generated, human: the two sets; ``without_qc``: the generated set before quality control.
         metrics: metric names kept per query (default ``ndcg_at_10``, the paper's; ``main_score``: each task's own).
         subsets, subset_size: the robustness study's random subsets of generated queries (size capped by the set).
@@ -184,12 +184,12 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
     _check_options(models, subsets, subset_size, n_resamples, seed, level, method)
     sets = {GENERATED: generated, HUMAN: human, **({WITHOUT_QC: without_qc} if without_qc else {})}
     tasks = [query_set.task for query_set in sets.values()]
-    everything = read_results(results, None, tasks)
-    labels = model_labels(everything, models, results, tasks)
+    folder = read_results(results, None, tasks)
+    labels = model_labels(folder, models, tasks)
     if len(labels) < MIN_MODELS:
         raise ConsistencyError(f"{', '.join(models)} name {len(labels)} different results: a rank agreement needs "
                                f"at least {MIN_MODELS} models")
-    found = {name: set_results(everything, labels, query_set, results) for name, query_set in sets.items()}
+    found = {name: set_results(folder, labels, query_set) for name, query_set in sets.items()}
     sets = {name: resolved(query_set, found[name]) for name, query_set in sets.items()}
     _check_distinct(sets)
     if check_corpus:

@@ -3,9 +3,10 @@
 A score dict of a plugin task carries ``<metric>_ci_low``/``_ci_high`` (and ``ci_method``,
 ``ci_n_resamples``, ``ci_seed``). A table cell of one split and subset shows those. A cell that
 averages several subsets (MTEB's ``TaskResult.get_score``), or tasks, gets the interval of that
-mean from the per-query scores kept beside the results (:mod:`airbench_mteb.data.per_query`):
-a stratified bootstrap, the queries of each subset resampled within it. Where no interval is
-recorded (results written with CIs off, or before they existed) the bare value is shown.
+mean from the per-query scores kept beside the results, held to them as every report holds them
+(:func:`airbench_mteb.results.kept.kept_vectors`): a stratified bootstrap, the queries of each subset
+resampled within it. Where no interval is recorded (results written with CIs off) or no per-query file is
+kept, the bare value is shown; a per-query file the results do not trust is refused.
 """
 
 from __future__ import annotations
@@ -13,13 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
-from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.per_query import check_bound, per_query_path, read_kept_for
 from airbench_mteb.metrics.bootstrap import bootstrap_statistic_ci
 from airbench_mteb.metrics.resampling import Resampling
-from airbench_mteb.report.results import ModelTaskResult
+from airbench_mteb.results.kept import kept_vectors
+from airbench_mteb.results.reading import ModelTaskResult
 
 Interval = tuple[float, float]
 
@@ -40,27 +38,6 @@ def _resampling(row: Mapping[str, Any]) -> Resampling:
                       level=float(row["ci_level"]))
 
 
-def kept_vectors(found: ModelTaskResult, metric: str) -> list[np.ndarray] | None:
-    """The per-query ``metric`` of every split and subset of ``found``'s scores, from the scores kept
-    beside its file; None where they are not kept (or kept for other data).
-
-    Raises:
-        DatasetError: kept scores that are not those the results were written with (their digest differs).
-    """
-    try:
-        kept = read_kept_for(found.path, found.model, None, found.result.task_name, found.result.dataset_revision)
-    except DatasetError:
-        return None
-    vectors = []
-    for split, row in _rows(found):
-        scores = kept.scores.get(split, {}).get(row["hf_subset"])
-        if scores is None or metric not in scores.metrics or len(scores.metrics[metric]) < 2:
-            return None
-        check_bound(scores, row, f"{split}/{row['hf_subset']}", per_query_path(found.path), found.path)
-        vectors.append(np.asarray(scores.metrics[metric], dtype=float))
-    return vectors or None
-
-
 def mean_interval(tasks: Sequence[ModelTaskResult], metric: str) -> Interval | None:
     """Interval of the mean over ``tasks`` of each task's mean over its splits and subsets of ``metric``
     (MTEB's ``get_score`` per task, then their plain mean), as the tasks' own intervals were computed.
@@ -68,6 +45,9 @@ def mean_interval(tasks: Sequence[ModelTaskResult], metric: str) -> Interval | N
     One task with one split and subset: its recorded interval. Otherwise a stratified bootstrap over
     the kept per-query values (each split and subset resampled within itself). None when an
     interval is not recorded for every row, or the per-query values are not kept.
+
+    Raises:
+        DatasetError: kept per-query values that do not reproduce their results file.
     """
     rows = [row for found in tasks for _, row in _rows(found)]
     if not rows or any(recorded_interval(row, metric) is None for row in rows):

@@ -1,7 +1,7 @@
 """IRSC plots and tables: SSCI heatmaps (paper Fig. 3/4), radar charts (Fig. 2), summary tables (Table 1).
 
 ``heatmap`` reads the output of ``airbench-mteb compare`` (:func:`airbench_mteb.report.compare.read_comparison`);
-``radar`` and ``table`` read MTEB results (:func:`airbench_mteb.report.results.read_results`).
+``radar`` and ``table`` read MTEB results (:func:`airbench_mteb.results.reading.read_results`).
 One figure or table section per language setting (subset).
 """
 
@@ -21,7 +21,7 @@ from airbench_mteb.metrics.resampling import with_interval
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.compare import read_comparison
 from airbench_mteb.report.intervals import mean_interval, recorded_interval
-from airbench_mteb.report.results import ModelTaskResult, read_results, selected, short_model
+from airbench_mteb.results.reading import ModelTaskResult, read_results, selected, short_model
 
 # Table 1 / Figure 2 of the paper: r@10, m@10 (MRR) and n@10; the radar plots their mean
 PAPER_METRICS = (("recall_at_10", "R@10"), ("mrr_at_10", "MRR@10"), ("ndcg_at_10", "nDCG@10"))
@@ -45,7 +45,7 @@ def read_irsc_results(results: Path, models: Sequence[str] | None = None, tasks:
     """IRSC scores of the selected models and tasks on ``split``, by model label, task and subset."""
     wanted = [task for task in task_labels() if selected(task, tasks)]
     scores: Scores = {}
-    for found in read_results(results, models, wanted):
+    for found in read_results(results, models, wanted).found:
         for entry in found.result.scores.get(split, []):
             scores.setdefault(found.label, {}).setdefault(found.result.task_name, {})[entry["hf_subset"]] = entry
     if not scores:
@@ -66,7 +66,7 @@ def main_score_table(results: Path, models: Sequence[str], task_names: Sequence[
         return position.get(found.model, position.get(short_model(found.model), len(position))), found.label
 
     by_model: dict[str, dict[str, ModelTaskResult]] = {}
-    for found in sorted(read_results(results, models, task_names), key=row_order):
+    for found in sorted(read_results(results, models, task_names).found, key=row_order):
         by_model.setdefault(found.label, {})[found.result.task_name] = found
     rows = [["Model", *[t.removeprefix("IRSC").removesuffix("Retrieval") for t in task_names], "Mean"]]
     for model, by_task in by_model.items():

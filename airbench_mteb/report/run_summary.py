@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airbench_mteb.models.arguments import meta_label
-from airbench_mteb.report.results import read_task_result
+from airbench_mteb.results.reading import run_result
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK, searched
 
 if TYPE_CHECKING:
@@ -34,14 +34,12 @@ def run_summary(results_root: Path, meta: ModelMeta, task_names: Sequence[str]) 
     arguments is named first with them (:func:`~airbench_mteb.models.arguments.meta_label`)."""
     import mteb
 
-    cache = mteb.ResultCache(results_root)
     lines = [f"{meta_label(meta)}:"] if meta.experiment_kwargs else []
     for name in task_names:
-        path = cache.get_task_result_path(name, meta)
-        if not path.is_file():
+        path, result = run_result(results_root, meta, name)
+        if result is None:
             lines.append(f"{name}: no results written (see the messages above)")
             continue
-        result = read_task_result(path)
         main_metric = mteb.get_task(name).metadata.main_score
         parts = []
         for split, entries in sorted(result.scores.items()):

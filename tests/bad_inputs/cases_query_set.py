@@ -123,22 +123,6 @@ def _swap_two_queries(root: Path) -> None:
     _edit_kept(results_files(root, ".per_query.json.gz")[0], swap)
 
 
-# what a version before the digest did not write: the digest, and the keys that came with it
-_DIGEST_ERA_KEYS = ("per_query_sha256", "judged_at_10", "judged_at_100", "ndcg_at_10_tie_neutral")
-
-
-def _without_digests(root: Path) -> None:
-    """Results as a version before the digest wrote them: no per_query_sha256 (nor judged@k, nor the tie-neutral
-    nDCG@10) in any score dict."""
-    def older(data: dict) -> None:
-        for rows in data["scores"].values():
-            for row in rows:
-                for key in _DIGEST_ERA_KEYS:
-                    row.pop(key, None)
-    for path in results_files(root, ".json"):
-        _edit_result(path, older)
-
-
 def _only_digest_removed(root: Path) -> None:
     """Issue 43: the digest removed from results a digest-writing version wrote (they keep judged_at_10 and
     ndcg_at_10_tie_neutral), a per-query value swapped that every mean keeps."""
@@ -195,21 +179,12 @@ def _check_mrr_compared(ws: Workspace, _: Any) -> None:
         assert abs(comparison["mean_a"] - a[metric].mean()) < 1e-12 and abs(comparison["mean_b"] - b[metric].mean()) < 1e-12
 
 
-def _check_legacy_read(ws: Workspace, _: Any) -> None:
-    data = json.loads((ws.tmp / "out" / "significance.json").read_text())
-    (comparison,) = data["comparisons"]
-    ids, a = independent_scores(_shared(ws), 0)
-    assert comparison["n_queries"] == len(ids) and abs(comparison["mean_a"] - a["ndcg_at_10"].mean()) < 1e-12
-
-
 CASES = [
     Case("queryset-judged-zero-query-in-every-number", call=_library_scores, check=_check_one_query_set),
     Case("queryset-significance-mrr-of-own-results", argv=_significance(_copy, "--metrics", "mrr_at_10", "ndcg_at_10"),
          check=_check_mrr_compared),
     Case("queryset-kept-values-swapped", argv=_significance(_mutated(_swap_two_queries), "--metrics", "judged_at_10"),
          error=".per_query.json.gz"),
-    Case("queryset-results-without-digest-read", argv=_significance(_mutated(_without_digests)),
-         check=_check_legacy_read),
     Case("queryset-digest-removed-from-a-digest-writer",
          argv=_significance(_mutated(_only_digest_removed), "--metrics", "judged_at_10"), error="has no per_query_sha256"),
     Case("queryset-consistency-same-set-both-sides", argv=_consistency("--generated-split", "dev", "--human-split", "dev"),

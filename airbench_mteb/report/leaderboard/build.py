@@ -44,7 +44,7 @@ from airbench_mteb.report.leaderboard.uncertainty import (
     rank_groups,
 )
 from airbench_mteb.report.options import check_resampling_options
-from airbench_mteb.report.results import ModelTaskResult
+from airbench_mteb.results.reading import ResultsFolder
 
 SPLITS = ("dev", "test")
 LEVEL = 0.95
@@ -89,17 +89,17 @@ def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Benc
     entries = tuple(entry for entry in entries if split in entry.splits)
     if not entries:
         raise LeaderboardError(f"{benchmark} has no dataset with a {split} split")
-    everything, runs = read_runs(results, entries, split)
+    folder, runs = read_runs(results, entries, split)
     tabs, notes = {}, []
     for task_type in TAB_TITLES:
         typed = [entry for entry in entries if entry.task_type == task_type]
-        data = _tab_data(task_type, typed, runs, everything, split, results, n_resamples, seed)
+        data = _tab_data(task_type, typed, runs, folder, split, n_resamples, seed)
         if data is None:
             continue
         tabs[task_type] = {metric: _tab(data, metric, alpha, n_resamples, seed) for metric in LEADERBOARD_METRICS}
         notes += [f"{TAB_TITLES[task_type]} {column.name}: closed-book for every run (no qrels here), no value"
                   for column in data.closed_book]
-    fingerprints = {r.result.task_name: r.result.dataset_revision for r in everything
+    fingerprints = {r.result.task_name: r.result.dataset_revision for r in folder.found
                     if any(r.result.task_name == e.task_name for e in entries)}
     return Leaderboard(version, split, tabs, __version__, dict(sorted(fingerprints.items())), n_resamples, seed,
                        alpha, tuple(notes))
@@ -111,8 +111,7 @@ def _column(entry: AirBenchEntry) -> Column:
 
 
 def _tab_data(task_type: str, entries: Sequence[AirBenchEntry], runs: Mapping[Run, Mapping[str, TaskScores]],
-              everything: Sequence[ModelTaskResult], split: str, results: Path, n_resamples: int,
-              seed: int) -> TabData | None:
+              folder: ResultsFolder, split: str, n_resamples: int, seed: int) -> TabData | None:
     tasks = {entry.task_name for entry in entries}
     rows = {run: {task: scores for task, scores in by_task.items() if task in tasks}
             for run, by_task in runs.items() if tasks & set(by_task)}
@@ -124,7 +123,7 @@ def _tab_data(task_type: str, entries: Sequence[AirBenchEntry], runs: Mapping[Ru
                   if entry.task_name in by_task and not by_task[entry.task_name].closed_book]
         if scored:
             columns.append(_column(entry))
-            values[entry.task_name] = query_values(everything, scored, entry.task_name, split, results)
+            values[entry.task_name] = query_values(folder, scored, entry.task_name, split)
             intervals[entry.task_name] = cell_intervals(values[entry.task_name], LEVEL, n_resamples, seed)
         elif any(entry.task_name in by_task for by_task in rows.values()):
             closed.append(_column(entry))

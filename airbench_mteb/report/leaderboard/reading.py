@@ -5,7 +5,7 @@ A run is one retriever, or one retriever re-ranked by a reranker (the plugin nam
 the experiment's parameters (``airbench-mteb/bm25 (b=0.75, k1=1.2)``), so two experiments of one
 model are two rows, and so are two revisions of one label (a re-ranked run at two depths, ``..._top10`` and
 ``..._top100``: a row is one configuration), each label marked with what differs (``[top10]``). Results come
-from :func:`airbench_mteb.report.results.read_results` (the latest file of a label, revision and task wins).
+from :func:`airbench_mteb.results.reading.read_results` (the latest file of a label, revision and task wins).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.models.rerankers import split_reranked_name
 from airbench_mteb.names import benchmark_named
 from airbench_mteb.report.leaderboard.table import NO_RERANKER
-from airbench_mteb.report.results import ModelTaskResult, read_results
+from airbench_mteb.results.reading import ModelTaskResult, ResultsFolder, read_results
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 
 
@@ -103,11 +103,11 @@ def split_scores(found: ModelTaskResult, split: str) -> TaskScores | None:
 
 
 def read_runs(results: Path, entries: Sequence[AirBenchEntry],
-              split: str) -> tuple[list[ModelTaskResult], dict[Run, dict[str, TaskScores]]]:
+              split: str) -> tuple[ResultsFolder, dict[Run, dict[str, TaskScores]]]:
     """Every result on the entries' tasks, and each run's scores on ``split`` by task (runs sorted by name)."""
-    everything = read_results(results, None, [entry.task_name for entry in entries], configurations=True)
+    folder = read_results(results, None, [entry.task_name for entry in entries], configurations=True)
     runs: dict[Run, dict[str, TaskScores]] = {}
-    for found in everything:
+    for found in folder.found:
         scores = split_scores(found, split)
         if scores is not None:
             runs.setdefault(run_of(found), {})[found.result.task_name] = scores
@@ -115,4 +115,4 @@ def read_runs(results: Path, entries: Sequence[AirBenchEntry],
     if not runs:
         raise LeaderboardError(f"no results of {', '.join(sorted({e.version for e in entries}))} tasks on the "
                                f"{split} split in {results} (run them with mteb run --eval-splits {split})")
-    return everything, dict(sorted(runs.items(), key=lambda item: (item[0].retriever, item[0].reranker)))
+    return folder, dict(sorted(runs.items(), key=lambda item: (item[0].retriever, item[0].reranker)))

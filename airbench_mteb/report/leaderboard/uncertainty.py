@@ -1,7 +1,7 @@
 r"""What the AIR-Bench leaderboard lacks: intervals of its cells and Averages, and rank groups.
 
 All from the per-query values the plugin keeps beside each result (:mod:`airbench_mteb.data.per_query`,
-read and held to their results file by :func:`airbench_mteb.report.kept_scores.score_matrix`), x 100
+read and held to their results file by :func:`airbench_mteb.results.panel.score_matrix`), x 100
 as the table shows them:
 
 - a cell's 95 % interval: the bootstrap over the task's queries
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
-from pathlib import Path
 
 import numpy as np
 
@@ -28,21 +27,21 @@ from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.per_query import KEPT_METRICS
 from airbench_mteb.metrics.significance import adjust_p_values
 from airbench_mteb.metrics.uncertainty import benchmark_paired_test, stratified_bootstrap_mean_of_means
-from airbench_mteb.report.kept_scores import QuerySet, resolved, score_matrix, set_results
 from airbench_mteb.report.leaderboard.table import LEADERBOARD_METRICS, Interval
-from airbench_mteb.report.results import ModelTaskResult
+from airbench_mteb.results.panel import QuerySet, resolved, score_matrix, set_results
+from airbench_mteb.results.reading import ResultsFolder
 
 # The leaderboard's metrics the plugin keeps per query: only these get intervals and rank groups.
 INTERVAL_METRICS = tuple(metric for metric in LEADERBOARD_METRICS if metric in KEPT_METRICS)
 PERCENT = 100.0  # the table's scale
 
 
-def query_values(everything: Sequence[ModelTaskResult], labels: Sequence[str], task: str, split: str,
-                 results: Path) -> dict[str, dict[str, np.ndarray]]:
+def query_values(folder: ResultsFolder, labels: Sequence[str], task: str,
+                 split: str) -> dict[str, dict[str, np.ndarray]]:
     """``{metric: {label: per-query values x 100}}`` of the labelled runs on one task's split, over the same queries
     in one order (every run checked to be on the same data, its values to reproduce its results file)."""
     query_set = QuerySet(task, split)
-    found = set_results(everything, labels, query_set, results)
+    found = set_results(folder, labels, query_set)
     query_set = resolved(query_set, found)
     values = {}
     for metric in INTERVAL_METRICS:

@@ -79,7 +79,7 @@ def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] =
 
     Args:
         results: an MTEB results folder (``mteb run --output-folder``; ``mteb.ResultCache``'s root).
-        models: two or more model names (full or short, as :func:`~airbench_mteb.report.results.read_results`).
+        models: two or more model names (full or short, as :func:`~airbench_mteb.results.reading.read_results`).
         tasks: task names; ``benchmark`` (a name, or an ``mteb.Benchmark``) adds its tasks and the
             benchmark-level comparison.
         metrics: MTEB metric names kept per query (``ndcg_at_10``, ...); default ``main_score``, each task's own.

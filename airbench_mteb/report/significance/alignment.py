@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from airbench_mteb.data.per_query import RERUN_HINT, KeptScores, QueryScores
+from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.report.bias_significance import BiasScores
-from airbench_mteb.report.results import ModelTaskResult
-from airbench_mteb.report.significance.reading import held_scores, kept_scores, main_score, splits_and_subsets
+from airbench_mteb.report.significance.reading import splits_and_subsets
 from airbench_mteb.report.significance.records import MAIN_SCORE, SignificanceError
+from airbench_mteb.results.kept import KeptFile, common_queries, held_scores, read_kept_file
+from airbench_mteb.results.panel import main_score
+from airbench_mteb.results.reading import ModelTaskResult
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def task_entries(task: str, found: Mapping[str, Mapping[str, ModelTaskResult]], 
     """The scored splits and subsets of ``task`` every model has, with their kept vectors."""
     by_model = {label: by_task[task] for label, by_task in found.items()}
     _check_same_data(task, by_model)
-    kept = {label: kept_scores(result) for label, result in by_model.items()}
+    kept = {label: read_kept_file(result) for label, result in by_model.items()}
     first = next(iter(by_model.values()))
     main = main_score(task)
     metrics = {metric: main if metric == MAIN_SCORE else metric for metric in wanted}
@@ -58,7 +59,7 @@ def task_entries(task: str, found: Mapping[str, Mapping[str, ModelTaskResult]], 
                                         "here, so no per-query scores; score it where its qrels are available")
             notes.append(f"{task} {split}/{subset}: closed-book (no qrels), left out")
             continue
-        entries.append(_entry(task, split, subset, by_model, kept, metrics))
+        entries.append(_entry(task, split, subset, kept, metrics))
     if not entries:
         raise SignificanceError(f"{task} has no split and subset every model was scored on to compare"
                                 + (f" among {', '.join(splits)}" if splits is not None else
@@ -75,21 +76,11 @@ def _check_same_data(task: str, by_model: Mapping[str, ModelTaskResult]) -> None
                 f"on {other.result.dataset_revision!r} ({other.path}): rerun both on the same data")
 
 
-def _entry(task: str, split: str, subset: str, by_model: Mapping[str, ModelTaskResult],
-           kept: Mapping[str, tuple[KeptScores, Path]], metrics: Mapping[str, str]) -> Entry:
+def _entry(task: str, split: str, subset: str, kept: Mapping[str, KeptFile], metrics: Mapping[str, str]) -> Entry:
     """The vectors of every model on one split and subset, in the order of their (common) sorted query ids."""
     compared = tuple(dict.fromkeys(metrics.values()))
-    scores = {label: held_scores(label, by_model[label], kept[label], split, subset, compared) for label in kept}
-    (first, first_scores), *others = scores.items()
-    for label, other in others:
-        only = sorted(set(first_scores.query_ids) ^ set(other.query_ids))
-        if only:
-            holder = first if only[0] in first_scores.query_ids else label
-            raise SignificanceError(
-                f"{task} {split}/{subset}: query {only[0]!r} is scored for {holder} only ({len(first_scores.query_ids)} "
-                f"queries in {kept[first][1]}, {len(other.query_ids)} in {kept[label][1]}): models are compared on "
-                f"the same queries; {RERUN_HINT}")
-    query_ids = tuple(sorted(first_scores.query_ids))
+    scores = {label: held_scores(file, split, subset, compared) for label, file in kept.items()}
+    query_ids = common_queries(f"{task} {split}/{subset}", scores, kept)
     if len(query_ids) < 2:
         raise SignificanceError(f"{task} {split}/{subset} has {len(query_ids)} scored query: a comparison needs at "
                                 "least 2")

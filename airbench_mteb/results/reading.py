@@ -1,10 +1,11 @@
-"""The one reader of MTEB results behind the reports: ``mteb.ResultCache`` finds the files,
-``mteb.results.TaskResult`` reads them; this module adds what MTEB lacks for a report: a
-model's display label (its experiment kwargs, e.g. BM25 parameters), selection by short
-model name, the latest file winning (or, for a table of configurations, each revision apart), and errors
-that name the file. Every number is checked as it is read (:func:`score_problem`: retrieval measures in [0, 1],
-the others in the range their definitions give): an edited or damaged file is refused in one line naming the
-file, task, split and key, never shown as a score.
+"""The one reader of MTEB results files: ``mteb.ResultCache`` finds the files, ``mteb.results.TaskResult``
+reads them; this module adds what MTEB lacks for a report: a model's display label (its experiment kwargs,
+e.g. BM25 parameters) and the revision its ``model_meta.json`` records, selection by short model name, the
+latest file winning (or, for a table of configurations, each revision apart), and errors that name the file.
+Every number is checked as it is read (:func:`score_problem`: retrieval measures in [0, 1], the others in the
+range their definitions give): an edited or damaged file is refused in one line naming the file, task, split and
+key, never shown as a score. A result found by ``mteb run`` for its closing lines is read here too
+(:func:`run_result`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from airbench_mteb.models.arguments import model_label
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 
 if TYPE_CHECKING:
+    from mteb.models import ModelMeta
     from mteb.results import TaskResult
 
 # The retrieval measures (MTEB's and the plugin's, their tie-neutral forms and interval bounds): a number in [0, 1].
@@ -79,6 +81,16 @@ class ModelTaskResult:
     result: TaskResult
     path: Path
     revision: str = ""  # the model's revision (a re-ranked run's holds the depth: ..._top100)
+    # the revision model_meta.json records; None without one (then only the folder ties a per-query file to it)
+    meta_revision: str | None = None
+
+
+@dataclass(frozen=True)
+class ResultsFolder:
+    """The results read from one results folder; ``path`` (as given) is named where a result is missing."""
+
+    path: Path
+    found: tuple[ModelTaskResult, ...]
 
 
 def short_model(name: str) -> str:
@@ -94,14 +106,16 @@ def selected(name: str, wanted: Iterable[str] | None) -> bool:
     return name in wanted or short_model(name) in wanted
 
 
-def _model_of(path: Path) -> tuple[str, str, str]:
-    """(name, label, revision) of the model whose result ``path`` is, from the ``model_meta.json`` beside it."""
+def _model_of(path: Path) -> tuple[str, str, str, str | None]:
+    """(name, label, revision, recorded revision) of the model whose result ``path`` is, from the ``model_meta.json``
+    beside it (the recorded revision None without one)."""
     meta_path = path.parent / "model_meta.json"
     if not meta_path.is_file():  # results/<model>/<revision>/<Task>.json: the name is in the path
         name = path.parent.parent.name.replace("__", "/")
-        return name, name, path.parent.name
+        return name, name, path.parent.name, None
     meta = read_json(meta_path)
-    return meta["name"], model_label(meta["name"], meta.get("experiment_kwargs")), str(meta.get("revision") or "")
+    revision = meta.get("revision")
+    return meta["name"], model_label(meta["name"], meta.get("experiment_kwargs")), str(revision or ""), revision
 
 
 def read_task_result(path: Path) -> TaskResult:
@@ -121,6 +135,15 @@ def read_task_result(path: Path) -> TaskResult:
                 raise DatasetError(f"{result.task_name} {split}/{row.get('hf_subset')}: {problem}; the file was "
                                    "edited or damaged: rerun the model (--overwrite-strategy always)", path=path)
     return result
+
+
+def run_result(results: Path, meta: ModelMeta, task: str) -> tuple[Path, TaskResult | None]:
+    """Where ``mteb.ResultCache`` under ``results`` writes ``meta``'s result on ``task``, and that result (None when
+    no file is there)."""
+    import mteb
+
+    path = mteb.ResultCache(results).get_task_result_path(task, meta)
+    return path, read_task_result(path) if path.is_file() else None
 
 
 def score_problem(row: Mapping[str, object]) -> str | None:
@@ -188,7 +211,7 @@ def _nan_allowed(statistic: str) -> Bound | None:
 
 
 def read_results(results: Path, models: Sequence[str] | None = None, tasks: Sequence[str] | None = None, *,
-                 configurations: bool = False) -> list[ModelTaskResult]:
+                 configurations: bool = False) -> ResultsFolder:
     """The results of ``models`` (full or short names; all if None) on ``tasks`` (all if None).
 
     ``results`` is a results cache root (``mteb run --output-folder``, ``mteb.ResultCache``: it
@@ -207,15 +230,16 @@ def read_results(results: Path, models: Sequence[str] | None = None, tasks: Sequ
                                                    load_experiments="match_name")
     latest: dict[tuple[str, str, str], tuple[float, ModelTaskResult]] = {}
     for path in sorted(paths):
-        model, label, revision = _model_of(path)
+        model, label, revision, recorded = _model_of(path)
         if not selected(model, models):
             continue
-        found = ModelTaskResult(model, label, read_task_result(path), path, revision)
+        found = ModelTaskResult(model, label, read_task_result(path), path, revision, recorded)
         key, mtime = (label, revision if configurations else "", found.result.task_name), path.stat().st_mtime
         if key not in latest or mtime >= latest[key][0]:
             latest[key] = (mtime, found)
     chosen = [found for _, found in latest.values()]
-    return sorted(revision_labels(chosen) if configurations else chosen, key=lambda r: (r.label, r.result.task_name))
+    chosen = sorted(revision_labels(chosen) if configurations else chosen, key=lambda r: (r.label, r.result.task_name))
+    return ResultsFolder(results, tuple(chosen))
 
 
 def revision_labels(found: Sequence[ModelTaskResult]) -> list[ModelTaskResult]:
@@ -237,10 +261,10 @@ def _differing(revision: str, revisions: set[str]) -> str:
     return "__".join(part for i, part in enumerate(parts) if len({other[i] for other in split}) > 1)
 
 
-def model_labels(everything: Sequence[ModelTaskResult], models: Sequence[str], results: Path,
-                 tasks: Sequence[str]) -> tuple[str, ...]:
+def model_labels(folder: ResultsFolder, models: Sequence[str], tasks: Sequence[str]) -> tuple[str, ...]:
     """The result label each of ``models`` names (a label, or a full or short model name naming one label) among
-    ``everything``, the results of ``tasks`` in ``results`` (both named in the errors)."""
+    the results of ``tasks`` in ``folder`` (both named in the errors)."""
+    everything, results = folder.found, folder.path
     labels = []
     for name in dict.fromkeys(models):
         matching = sorted({r.label for r in everything if r.label == name}) or \
