@@ -31,6 +31,7 @@ from airbench_mteb.data.per_query import (
     read_kept_for,
 )
 from airbench_mteb.metrics.per_query import stored_decimals
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import CORRECTIONS
 from airbench_mteb.names import benchmark_named, check_task_names
 from airbench_mteb.report.options import check_resampling_options
@@ -44,13 +45,12 @@ if TYPE_CHECKING:
 _MATCH = 1e-9  # how far a per-query mean may be from its results score beyond that rounding
 
 
-def check_options(models: Sequence[str], correction: str, n_resamples: int, seed: int, alpha: float,
-                  level: float) -> None:
+def check_options(models: Sequence[str], correction: str, resampling: Resampling, alpha: float) -> None:
     if len(set(models)) < 2:
         raise OptionError(f"a comparison needs at least two different models, got {list(models)!r}")
     if correction not in CORRECTIONS:
         raise OptionError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
-    check_resampling_options(n_resamples, seed, alpha=alpha, level=level)
+    check_resampling_options(resampling, alpha=alpha)
 
 
 def task_names(tasks: Sequence[str],
