@@ -20,7 +20,7 @@ from airbench_mteb.report.compare import Comparison
 from airbench_mteb.report.consistency import GENERATED, HUMAN, ConsistencyReport, MetricConsistency, ModelScore
 from airbench_mteb.report.kept_scores import QuerySet
 from airbench_mteb.report.leaderboard.table import Cell, Column, Leaderboard, Row, Tab
-from airbench_mteb.report.protocol import Report, json_text, renderings, write_report
+from airbench_mteb.report.protocol import Report, json_text, renderings, write_report_files
 from airbench_mteb.report.significance import Comparison as Paired
 from airbench_mteb.report.significance import SignificanceReport
 
@@ -32,6 +32,7 @@ COMMANDS = {
     "leaderboard": ["--results", "absent", "--out", "out"],
     "consistency": ["--results", "absent", "-m", "a", "b", "c", "--generated", "G", "--human", "H", "--out", "out"],
     "compare": ["--predictions", "absent", "--out", "out"],
+    "report": ["--plot", "by-attribute", "--results", "absent", "--tasks", "T", "--out", "out"],
 }
 
 
@@ -96,7 +97,7 @@ def test_renderers_read_the_record() -> None:
 
 def test_the_writer_writes_every_rendering(tmp_path: Path) -> None:
     report = _significance()
-    paths = write_report(report, tmp_path / "out", "report", {"extra/one.txt": "x"})
+    paths = write_report_files(report, tmp_path / "out", "report", {"extra/one.txt": "x"})
     assert [p.name for p in paths] == ["report.json", "report.md", "report.tex", "report.csv", "one.txt"]
     texts = renderings(report, "report")
     assert all((tmp_path / "out" / name).read_text() == text for name, text in texts.items())
@@ -107,7 +108,7 @@ def test_a_failing_rendering_leaves_no_folder(tmp_path: Path) -> None:
         raise RuntimeError("plot failed")
 
     with pytest.raises(RuntimeError, match="plot failed"):
-        write_report(_significance(), tmp_path / "out", "report", {"plot.png": broken})
+        write_report_files(_significance(), tmp_path / "out", "report", {"plot.png": broken})
     assert not (tmp_path / "out").exists()
 
 

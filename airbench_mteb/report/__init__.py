@@ -18,9 +18,13 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import OptionError
 from airbench_mteb.data.files import output_folder
+
+if TYPE_CHECKING:
+    from airbench_mteb.metrics.resampling import Resampling
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class ReportRequest:
     models: tuple[str, ...] | None = None  # only these models (full or short names); None: all
     tasks: tuple[str, ...] | None = None  # only these tasks; None: all
     reference: str | None = None  # the reference source of source-bias tasks mteb does not know
+    resampling: Resampling | None = None  # of the intervals a plot computes (by-attribute); None: the defaults
 
     def results_folder(self, plot: str) -> Path:
         if self.results is None:

@@ -31,7 +31,7 @@ from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.models.arguments import model_label
 from airbench_mteb.report.pairwise_tables import legend, matrix_csv, matrix_markdown, pairs_csv, pairs_markdown
-from airbench_mteb.report.protocol import write_report
+from airbench_mteb.report.protocol import write_report_files
 from airbench_mteb.report.text_format import markdown_text
 
 STEM = "comparison"
@@ -180,7 +180,7 @@ def compare_predictions(models: Sequence[ModelPredictions], split: str = "test",
 def write_comparison(comparison: Comparison, out: Path) -> list[Path]:
     """``comparison.json``, ``comparison.md`` and the matrices' CSV files (:meth:`Comparison.csv_files`) under
     ``out``, all or none; returns their paths."""
-    return write_report(comparison, out, STEM, comparison.csv_files())
+    return write_report_files(comparison, out, STEM, comparison.csv_files())
 
 
 def read_comparison(path: Path) -> Comparison:

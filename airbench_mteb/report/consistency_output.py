@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from airbench_mteb.report.consistency import HUMAN, ConsistencyReport, MetricConsistency, ModelScore
-from airbench_mteb.report.protocol import write_report
+from airbench_mteb.report.protocol import write_report_files
 
 STEM = "consistency"
 FILES = (f"{STEM}.json", f"{STEM}.md")
@@ -73,4 +73,4 @@ def plot_consistency(report: ConsistencyReport, metric: MetricConsistency, handl
 def write_consistency(report: ConsistencyReport, out: Path) -> list[Path]:
     """``consistency.json``, ``consistency.md`` and ``consistency_<metric>.png`` in ``out``; returns their paths."""
     plots = {f"{STEM}_{metric.metric}.png": partial(plot_consistency, report, metric) for metric in report.metrics}
-    return write_report(report, out, STEM, plots)
+    return write_report_files(report, out, STEM, plots)

@@ -52,7 +52,7 @@ def renderings(report: Report, stem: str) -> dict[str, str]:
     return texts
 
 
-def write_report(report: Report, folder: Path, stem: str, extra: Mapping[str, Extra] | None = None) -> list[Path]:
+def write_report_files(report: Report, folder: Path, stem: str, extra: Mapping[str, Extra] | None = None) -> list[Path]:
     """Every rendering of ``report`` as ``folder/<stem>.<suffix>`` and the ``extra`` files (paths relative to
     ``folder``), all or none (:func:`~airbench_mteb.data.files.all_or_none`); returns their paths."""
     files: dict[str, Extra] = {**renderings(report, stem), **(extra or {})}

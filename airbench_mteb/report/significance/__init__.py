@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from airbench_mteb.metrics.resampling import DEFAULT_RESAMPLING, TEST, Resampling
 from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.report.bias_significance import compare_biases
-from airbench_mteb.report.protocol import write_report
+from airbench_mteb.report.protocol import write_report_files
 from airbench_mteb.report.significance.alignment import bias_scores, task_entries
 from airbench_mteb.report.significance.computing import adjusted, benchmark_level, compare_entries
 from airbench_mteb.report.significance.reading import check_options, model_results, task_names
@@ -119,4 +119,4 @@ def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] =
 
 def write_significance(report: SignificanceReport, out: Path) -> list[Path]:
     """``significance.json``, ``.md``, ``.tex`` and ``.csv`` (:data:`FILES`) in ``out``; returns their paths."""
-    return write_report(report, out, STEM)
+    return write_report_files(report, out, STEM)
