@@ -140,7 +140,7 @@ def test_compare_runs_gives_symmetric_and_antisymmetric_matrices():
     assert rows[0] == ["model", "A", "B", "C"]
     assert rows[2][0] == "B" and float(rows[2][1]) == pytest.approx(-1.5)
     assert "| A | 0.0000 | 1.5000 | 0.0000 |" in matrix_markdown(comparison, "ssci")
-    again = PairwiseComparison.from_dict(comparison.to_dict())
+    again = PairwiseComparison.from_json(comparison.to_json())
     assert again.models == comparison.models and np.allclose(again.rcci, comparison.rcci)
     with pytest.raises(ValueError, match="at least two"):
         compare_runs({"A": runs["A"]}, qrels)
@@ -217,7 +217,7 @@ def test_rcci_interval_and_p_agree_with_scipy():
 def test_uncertainty_is_written_and_read_back_and_old_files_still_read(tmp_path: Path):
     runs, qrels = _runs(30, seed=2)
     comparison = compare_runs(runs, qrels, depth=10, resampling=Resampling(n_resamples=499))
-    again = PairwiseComparison.from_dict(json.loads(json.dumps(comparison.to_dict(), allow_nan=False)))
+    again = PairwiseComparison.from_json(json.loads(json.dumps(comparison.to_json(), allow_nan=False)))
     assert again.uncertainty.resampling == comparison.uncertainty.resampling
     assert np.allclose(again.uncertainty.rcci_p_adjusted, comparison.uncertainty.rcci_p_adjusted)
     assert (again.uncertainty.rcci_significant() == comparison.uncertainty.rcci_significant()).all()

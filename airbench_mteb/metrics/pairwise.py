@@ -166,7 +166,7 @@ class PairUncertainty:
     def interval(self, index: str) -> tuple[np.ndarray, np.ndarray]:
         return (self.ssci_low, self.ssci_high) if index == "ssci" else (self.rcci_low, self.rcci_high)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {**{name: getattr(self, name).round(6).tolist() for name in _UNCERTAINTY_MATRICES},
                 "methods": self.methods.tolist(), "level": self.resampling.level,
                 "method": self.resampling.method, "n_resamples": self.resampling.n_resamples,
@@ -174,7 +174,7 @@ class PairUncertainty:
                 "alpha": self.alpha}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PairUncertainty:
+    def from_json(cls, data: Mapping[str, Any]) -> PairUncertainty:
         resampling = Resampling(method=data["method"], n_resamples=int(data["n_resamples"]), seed=int(data["seed"]),
                                 level=float(data["level"]), test=str(data["test"]))
         return cls(**{name: np.asarray(data[name], dtype=float) for name in _UNCERTAINTY_MATRICES},
@@ -223,21 +223,21 @@ class PairwiseComparison:
             rows.append(row)
         return rows
 
-    def to_dict(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {"models": list(self.models), "num_queries": self.num_queries, "depth": self.depth,
                                    "ssci": self.ssci.round(6).tolist(), "rcci": self.rcci.round(6).tolist()}
         if self.uncertainty is not None:
-            data["uncertainty"] = self.uncertainty.to_dict()
+            data["uncertainty"] = self.uncertainty.to_json()
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PairwiseComparison:
-        """:meth:`to_dict`'s output back (a file written before the uncertainty existed has none)."""
+    def from_json(cls, data: Mapping[str, Any]) -> PairwiseComparison:
+        """:meth:`to_json`'s output back (a file written before the uncertainty existed has none)."""
         uncertainty = data.get("uncertainty")
         return cls(models=tuple(data["models"]), ssci=np.asarray(data["ssci"], dtype=float),
                    rcci=np.asarray(data["rcci"], dtype=float), num_queries=int(data["num_queries"]),
                    depth=int(data["depth"]),
-                   uncertainty=None if uncertainty is None else PairUncertainty.from_dict(uncertainty))
+                   uncertainty=None if uncertainty is None else PairUncertainty.from_json(uncertainty))
 
 
 def compare_runs(runs: Mapping[str, Run], qrels: Qrels, depth: int = 10, resampling: Resampling | None = None,

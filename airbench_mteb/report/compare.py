@@ -63,7 +63,7 @@ class Comparison:
 
     def to_json(self) -> dict[str, object]:
         return {"split": self.split, "depth": self.depth,
-                "comparisons": {t: {s: c.to_dict() for s, c in subsets.items()} for t, subsets in self.matrices.items()}}
+                "comparisons": {t: {s: c.to_json() for s, c in subsets.items()} for t, subsets in self.matrices.items()}}
 
     def to_markdown(self) -> str:
         sections = [f"# SSCI and RCCI (top {self.depth}, split {markdown_text(self.split)})", ""]
@@ -195,7 +195,7 @@ def read_comparison(path: Path) -> Comparison:
         for task, subsets in data["comparisons"].items():
             for subset, found in subsets.items():
                 where = f"{task}/{subset}"
-                matrices.setdefault(task, {})[subset] = PairwiseComparison.from_dict(found)
+                matrices.setdefault(task, {})[subset] = PairwiseComparison.from_json(found)
         return Comparison(data["split"], data["depth"], matrices)
     except KeyError as error:
         problem = f"no {error.args[0]!r} entry"
