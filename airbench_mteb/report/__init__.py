@@ -2,9 +2,10 @@
 
 What it holds: the results reader (``results``, ``kept_scores``, ``intervals``), the plots and tables of
 ``airbench-mteb report`` (``bias``, ``irsc``, ``cocktail_quality``, ``by_attribute``), the libraries behind the
-statistics commands (``compare``: SSCI/RCCI; ``significance``; ``bias_significance``; ``consistency`` and
-``consistency_output``; ``leaderboard``), the lines ``airbench-mteb run`` ends with (``run_summary``) and the
-shared text formatting (``text_format``).
+statistics commands (``compare``: SSCI/RCCI, with ``pairwise_tables``; ``significance``; ``bias_significance``;
+``consistency`` and ``consistency_output``; ``leaderboard``), each report rendering itself by the one protocol
+(``protocol``: its resampling record, ``to_json``, ``to_markdown``, ...; the one writer of its files), the lines
+``airbench-mteb run`` ends with (``run_summary``) and the shared text formatting (``text_format``).
 
 This module is the registry of the plots behind ``airbench-mteb report --plot NAME``. A plot is a function
 ``(request: ReportRequest) -> list[Path]`` that writes its files under ``request.out`` and returns their paths;
