@@ -183,7 +183,7 @@ def render_latex(report: ReportContent) -> str:
             r"\begin{tabular}{l" + "r" * len(keys) + "}", r"\toprule",
             "Model & " + " & ".join(titles) + r" \\", r"\midrule", *rows, r"\bottomrule", r"\end{tabular}",
             r"\end{table}"]))
-    tables.append(bias_latex(report.source_bias, correction_text(report.correction), report.resampling.n_resamples))
+    tables.append(bias_latex(report.source_bias, report.correction, report.resampling))
     return "% requires \\usepackage{booktabs}\n" + "\n\n".join(table for table in tables if table) + "\n"
 
 
