@@ -16,6 +16,7 @@ import pytest
 from airbench_mteb.cli import build_parser, main
 from airbench_mteb.metrics.pairwise import compare_runs
 from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.report.by_attribute import AttributeReport, GroupScore
 from airbench_mteb.report.compare import Comparison
 from airbench_mteb.report.consistency import GENERATED, HUMAN, ConsistencyReport, MetricConsistency, ModelScore
 from airbench_mteb.report.kept_scores import QuerySet
@@ -64,12 +65,18 @@ def _comparison() -> Comparison:
                       (), RESAMPLING, "bonferroni", 0.01)
 
 
+def _by_attribute() -> AttributeReport:
+    groups = (GroupScore("a", "length", "short", 3, 0.5, 0.4, 0.6, "BCa"),)
+    return AttributeReport(QuerySet("G"), "ndcg_at_10", ("a",), groups, RESAMPLING, 0)
+
+
 # Each report and where its JSON keeps the resampling record.
 REPORTS: dict[str, tuple[Callable[[], Any], Callable[[dict[str, Any]], dict[str, Any]]]] = {
     "significance": (_significance, lambda data: data),
     "leaderboard": (_leaderboard, lambda data: data["resampling"]),
     "consistency": (_consistency, lambda data: data["bootstrap"]),
     "compare": (_comparison, lambda data: data["comparisons"]["T"]["default"]["uncertainty"]),
+    "by-attribute": (_by_attribute, lambda data: data["resampling"]),
 }
 
 
@@ -82,7 +89,7 @@ def test_every_report_renders_itself_with_its_record(name: str) -> None:
     assert json.loads(json_text(data)) == data  # strict JSON, read back the same
     record = record_of(data)
     assert (record["n_resamples"], record["seed"], record["level"]) == (199, 3, 0.9)
-    if name != "consistency":  # the reports that adjust p-values record how
+    if name in ("significance", "leaderboard", "compare"):  # the reports that adjust p-values record how
         assert "bonferroni" in json.dumps(data)
     assert isinstance(report.to_markdown(), str)
 
