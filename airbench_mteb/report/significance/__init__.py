@@ -12,10 +12,11 @@ averages them) gets a stratified bootstrap interval, every pair a paired test of
 and with 3 or more models each model a rank interval.
 
 The result is a :class:`SignificanceReport` that renders itself to JSON, CSV, Markdown and LaTeX
-(:class:`~airbench_mteb.report.protocol.Report`); :func:`write_significance` writes the four files. Nothing
-here prints. The work is split by job: :mod:`.reading` (options, results, per-query files held to their results), :mod:`.alignment` (the
-entries every model was scored on, vectors paired by query id), :mod:`.computing` (the figures),
-:mod:`.records` (what is found) and :mod:`.rendering` (Markdown, LaTeX, CSV).
+(:class:`~airbench_mteb.report.protocol.Report`); :func:`write_significance` writes the four files.
+Nothing here prints. The work is split by job: :mod:`.reading` (options, results, per-query files held
+to their results), :mod:`.alignment` (the entries every model was scored on, vectors paired by query
+id), :mod:`.computing` (the figures), :mod:`.records` (what is found) and :mod:`.rendering` (Markdown,
+LaTeX, CSV).
 """
 
 from __future__ import annotations
