@@ -93,7 +93,7 @@ def _per_query(folder: Path, model: str, task: str, split: str, subset: str, met
 
 def test_consistency_equals_scipy_on_the_results_score_tables(demo: Path) -> None:
     done = _cli(demo, "consistency", "--results", "results", "-m", *MODELS, "--generated", GENERATED,
-                "--human", HUMAN, "--human-subset", "human", "--data-dir", str(SAMPLE_DATA), "--n-resamples", "999",
+                "--human", HUMAN, "--human-subset", "human", "--data-dir", str(SAMPLE_DATA), "--resamples", "999",
                 "--subsets", "5", "--subset-size", "2", "--out", "report")
     assert done.returncode == 0, done.stderr[-3000:]
     assert sorted(p.name for p in (demo / "report").iterdir()) == [
@@ -158,6 +158,6 @@ def test_errors_name_the_culprit_in_one_line(demo: Path, args: list[str], messag
     sets += ["--generated-subset", "human"] if "--swap" in args else (
         [] if "--human-subset" in args else ["--human-subset", "human"])
     done = _cli(demo, "consistency", "--results", "results", *[a for a in args if a != "--swap"], *sets,
-                "--data-dir", str(SAMPLE_DATA), "--n-resamples", "99", "--out", "bad")
+                "--data-dir", str(SAMPLE_DATA), "--resamples", "99", "--out", "bad")
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

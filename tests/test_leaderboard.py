@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from airbench_mteb.cli import main
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.report.leaderboard import LeaderboardError, leaderboard
 from airbench_mteb.report.leaderboard.table import LEADERBOARD_METRICS, leaderboard_average, leaderboard_ranks
 from airbench_mteb.report.leaderboard.uncertainty import rank_groups
@@ -78,7 +79,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path) -> Run
         mteb.evaluate(reranker, tasks, cache=mteb.ResultCache(results), show_progress_bar=False)
     out = folder / "board"
     assert main(["leaderboard", "--results", str(results), "--split", "dev", "--benchmark", VERSION,
-                 "--n-resamples", str(RESAMPLES), "--out", str(out)]) == 0
+                 "--resamples", str(RESAMPLES), "--out", str(out)]) == 0
     return Runs(results, out, json.loads((out / "leaderboard.json").read_text(encoding="utf-8")))
 
 
@@ -208,7 +209,7 @@ def test_markdown_and_csv_hold_the_same_table(runs: Runs) -> None:
 
 @pytest.mark.slow
 def test_a_filter_recomputes_the_average_as_the_leaderboard_does(runs: Runs) -> None:
-    board = leaderboard(runs.results, split="dev", n_resamples=RESAMPLES)
+    board = leaderboard(runs.results, split="dev", resampling=Resampling(n_resamples=RESAMPLES))
     raw = load_raw(runs.out)
     tab = board.tab("qa")
     frame = oracle_frame(raw, "qa", "ndcg_at_10")
@@ -248,7 +249,7 @@ def _kept(results: Path, model: str, task: str, metric: str) -> tuple[list[str],
 
 @pytest.mark.slow
 def test_intervals_agree_with_scipys_bootstrap_of_the_per_query_files(runs: Runs) -> None:
-    board = leaderboard(runs.results, split="dev", n_resamples=9999)
+    board = leaderboard(runs.results, split="dev", resampling=Resampling(n_resamples=9999))
     tab = board.tab("qa")
     row = next(r for r in tab.rows if r.retriever == MINILM)
     vectors = []
@@ -290,7 +291,7 @@ def _exact_sign_flip_p(per_task_a: list[np.ndarray], per_task_b: list[np.ndarray
 
 @pytest.mark.slow
 def test_rank_groups_are_adjacent_sign_flip_tests_holm_adjusted(runs: Runs) -> None:
-    board = leaderboard(runs.results, split="dev", n_resamples=9999)
+    board = leaderboard(runs.results, split="dev", resampling=Resampling(n_resamples=9999))
     tab = board.tab("qa")
     per_task = {(r.retriever, r.reranker): [
         _kept(runs.results, r.retriever if r.reranker == "NoReranker" else
@@ -317,7 +318,7 @@ def test_rank_groups_are_adjacent_sign_flip_tests_holm_adjusted(runs: Runs) -> N
 
 def test_a_row_significantly_below_the_one_above_starts_a_group() -> None:
     top, tied, below = np.full(10, 90.0), np.full(10, 90.0), np.full(10, 10.0)
-    groups, p_values, adjusted = rank_groups([[top], [tied], [below], [below.copy()]], 0.05, 9999, 0)
+    groups, p_values, adjusted = rank_groups([[top], [tied], [below], [below.copy()]], 0.05, "holm", Resampling())
     assert groups == [1, 1, 2, 2]
     assert p_values == [1.0, 2 / 2**10, 1.0]  # exact: 2 of the 2^10 sign vectors reach |80|
     assert adjusted == [1.0, 3 * 2 / 2**10, 1.0]
@@ -337,7 +338,7 @@ def test_a_closed_book_test_split_is_marked_and_never_a_number(tmp_path: Path, a
             mteb.evaluate(mteb.get_model(name), tasks, cache=mteb.ResultCache(results),
                           prediction_folder=tmp_path / "predictions" / name.split("/")[1], show_progress_bar=False)
     out = tmp_path / "board"
-    assert main(["leaderboard", "--results", str(results), "--split", "test", "--n-resamples", "99",
+    assert main(["leaderboard", "--results", str(results), "--split", "test", "--resamples", "99",
                  "--out", str(out)]) == 0
     data = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     qa = data["tabs"]["qa"]
@@ -363,7 +364,7 @@ def test_bad_input_is_one_line_naming_the_culprit(runs: Runs, tmp_path: Path, ca
     cases = [(["--benchmark", "MTEB(eng, v2)"], "is not one AIR-Bench version"),
              (["--benchmark", "NoSuchBenchmark"], "unknown benchmark"),
              (["--split", "test"], "no results of AIR-Bench_24.05 tasks on the test split"),
-             (["--n-resamples", "5"], "5 resamples"),
+             (["--resamples", "5"], "5 resamples"),
              (["--benchmark", "AIR-Bench_24.04"], "AIR-Bench_24.04 has no dataset with a dev split")]
     for extra, message in cases:
         assert main(["leaderboard", "--results", str(runs.results), "--out", str(tmp_path / "x"), *extra]) == 2
@@ -380,7 +381,7 @@ def test_a_rerun_replaces_the_result_files_it_wrote(runs: Runs, tmp_path: Path) 
     out = tmp_path / "board"
     shutil.copytree(runs.out, out)
     before = sorted(p.name for p in out.rglob("results_*.json"))
-    assert main(["leaderboard", "--results", str(runs.results), "--n-resamples", "99", "--out", str(out)]) == 0
+    assert main(["leaderboard", "--results", str(runs.results), "--resamples", "99", "--out", str(out)]) == 0
     after = sorted(p.name for p in out.rglob("results_*.json"))
     assert len(after) == len(before) == 4 and len(load_raw(out)) == 4
     assert math.isfinite(json.loads((out / "leaderboard.json").read_text())["tabs"]["qa"]["metrics"]["ndcg_at_10"]
@@ -464,7 +465,7 @@ def test_the_page_filters_recompute_the_average_in_a_browser(runs: Runs, browser
     page = runs.out / "leaderboard.html"
     html = page.read_text(encoding="utf-8")
     assert "<link" not in html and " src=" not in html  # one self-contained file: nothing to fetch
-    board = leaderboard(runs.results, split="dev", n_resamples=RESAMPLES)
+    board = leaderboard(runs.results, split="dev", resampling=Resampling(n_resamples=RESAMPLES))
     browser.get(page.as_uri())
     browser.find_element(By.ID, "tab-qa").click()
     qa = board.tab("qa")

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.folder_names import FOLDER_BYTES, check_distinct, folder_name
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.report.leaderboard import output as output_module
 from airbench_mteb.report.leaderboard.output import write_leaderboard
 from airbench_mteb.report.leaderboard.table import Cell, Column, Leaderboard, Row, Tab, leaderboard_average
@@ -40,7 +41,7 @@ def board_of(rows: dict[tuple[str, str], tuple[float, float]]) -> Leaderboard:
                       leaderboard_average([s * 100 for s in scores]), 1)
                   for (retriever, reranker), scores in rows.items())
     tab = Tab("qa", "ndcg_at_10", COLUMNS, built)
-    return Leaderboard(VERSION, "dev", {"qa": {"ndcg_at_10": tab}}, "test", {}, 99, 0, 0.05)
+    return Leaderboard(VERSION, "dev", {"qa": {"ndcg_at_10": tab}}, "test", {}, Resampling(n_resamples=99), "holm", 0.05)
 
 
 def app_rows(out: Path) -> list[tuple[str, str]]:

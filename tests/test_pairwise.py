@@ -30,6 +30,7 @@ from airbench_mteb.metrics.pairwise import (
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import adjust_p_values
 from airbench_mteb.report.compare import Comparison, read_comparison, write_comparison
+from airbench_mteb.report.pairwise_tables import legend, matrix_csv, matrix_markdown, pairs_csv, pairs_markdown
 
 # n = 3 (lists of 4). Row by row: m1 = 3, 1, -1, -1, 2 and m2 = 2, 1, 3, -1, 0.
 R1 = [[1, 0, 0, 0],
@@ -135,11 +136,11 @@ def test_compare_runs_gives_symmetric_and_antisymmetric_matrices():
     assert comparison.ssci[0, 1] == pytest.approx(1.5)
     assert comparison.rcci[0, 1] == pytest.approx(1.5)
     assert comparison.ssci[0, 2] == 0.0
-    rows = list(csv.reader(io.StringIO(comparison.to_csv("rcci"))))
+    rows = list(csv.reader(io.StringIO(matrix_csv(comparison, "rcci"))))
     assert rows[0] == ["model", "A", "B", "C"]
     assert rows[2][0] == "B" and float(rows[2][1]) == pytest.approx(-1.5)
-    assert "| A | 0.0000 | 1.5000 | 0.0000 |" in comparison.to_markdown("ssci")
-    again = PairwiseComparison.from_dict(comparison.to_dict())
+    assert "| A | 0.0000 | 1.5000 | 0.0000 |" in matrix_markdown(comparison, "ssci")
+    again = PairwiseComparison.from_json(comparison.to_json())
     assert again.models == comparison.models and np.allclose(again.rcci, comparison.rcci)
     with pytest.raises(ValueError, match="at least two"):
         compare_runs({"A": runs["A"]}, qrels)
@@ -216,18 +217,18 @@ def test_rcci_interval_and_p_agree_with_scipy():
 def test_uncertainty_is_written_and_read_back_and_old_files_still_read(tmp_path: Path):
     runs, qrels = _runs(30, seed=2)
     comparison = compare_runs(runs, qrels, depth=10, resampling=Resampling(n_resamples=499))
-    again = PairwiseComparison.from_dict(json.loads(json.dumps(comparison.to_dict(), allow_nan=False)))
+    again = PairwiseComparison.from_json(json.loads(json.dumps(comparison.to_json(), allow_nan=False)))
     assert again.uncertainty.resampling == comparison.uncertainty.resampling
     assert np.allclose(again.uncertainty.rcci_p_adjusted, comparison.uncertainty.rcci_p_adjusted)
     assert (again.uncertainty.rcci_significant() == comparison.uncertainty.rcci_significant()).all()
-    pairs = list(csv.DictReader(io.StringIO(comparison.pairs_csv())))
+    pairs = list(csv.DictReader(io.StringIO(pairs_csv(comparison))))
     assert [(row["model_a"], row["model_b"]) for row in pairs] == [("good", "twin"), ("good", "weak"),
                                                                    ("twin", "weak")]
     assert float(pairs[1]["rcci_p_adjusted"]) == pytest.approx(comparison.uncertainty.rcci_p_adjusted[0, 2], abs=1e-6)
-    markdown = comparison.to_markdown("rcci")
+    markdown = matrix_markdown(comparison, "rcci")
     low, high = comparison.uncertainty.rcci_low[0, 1], comparison.uncertainty.rcci_high[0, 1]
     assert f"| {comparison.rcci[0, 1]:.4f} [{low:.2f}, {high:.2f}]†" in markdown  # good vs twin: not significant
-    assert "Holm-adjusted over the 3 model pairs" in comparison.legend()
+    assert "Holm-adjusted over the 3 model pairs" in legend(comparison)
 
     # a comparison.json written before the intervals existed
     old = Comparison("test", 10, {"IRSCTitleRetrieval": {"en": compare_runs(runs, qrels, depth=10)}})
@@ -236,7 +237,7 @@ def test_uncertainty_is_written_and_read_back_and_old_files_still_read(tmp_path:
     assert "uncertainty" not in data["comparisons"]["IRSCTitleRetrieval"]["en"]
     read = read_comparison(tmp_path / "old").matrices["IRSCTitleRetrieval"]["en"]
     assert read.uncertainty is None and np.allclose(read.ssci, old.matrices["IRSCTitleRetrieval"]["en"].ssci, atol=1e-6)
-    assert "[" not in read.to_markdown("ssci") and read.pairs_markdown() == ""
+    assert "[" not in matrix_markdown(read, "ssci") and pairs_markdown(read) == ""
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "comparison.json").write_text(json.dumps({"split": "test", "depth": 10, "comparisons": {
         "IRSCTitleRetrieval": {"en": {"models": ["a", "b"]}}}}))

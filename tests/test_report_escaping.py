@@ -8,7 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airbench_mteb.metrics.pairwise import compare_runs
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.report.consistency import GENERATED, HUMAN, ConsistencyReport, MetricConsistency, ModelScore
+from airbench_mteb.report.pairwise_tables import matrix_markdown
 from airbench_mteb.report.significance.records import Comparison, ReportContent
 from airbench_mteb.report.significance.rendering import render_markdown
 from airbench_mteb.report.text_format import markdown_text
@@ -31,7 +33,7 @@ def test_significance_markdown(models: tuple[str, str], task: str, subset: str) 
     comparison = Comparison(task, "dev", subset, "ndcg_at_10", a, b, n_queries=3, mean_a=0.5, mean_b=0.4,
                             difference=0.1, ci_low=0.0, ci_high=0.2, p_value=0.5, p_adjusted=0.5, t_test_p_value=0.5,
                             effect_size=0.3, wins=1, ties=1, losses=1, exact=True, ci_method="BCa")
-    markdown = render_markdown(ReportContent((a, b), (comparison,), "holm", 99, 0, 0.05, 0.95))
+    markdown = render_markdown(ReportContent((a, b), (comparison,), "holm", Resampling(n_resamples=99), 0.05))
     rows = table_cells(markdown, "a. ") + table_cells(markdown, "b. ")
     assert [len(row) for row in rows] == [2, 2], rows
     assert [_unescaped(row[0]) for row in rows] == [f"a. {a}", f"b. {b}"]
@@ -46,8 +48,8 @@ def test_consistency_markdown(models: tuple[str, str], task: str) -> None:
               for name in (GENERATED, HUMAN)}
     metric = MetricConsistency("ndcg_at_10", {GENERATED: "ndcg_at_10", HUMAN: "ndcg_at_10"}, scores,
                                {GENERATED: 3, HUMAN: 3}, ())
-    report = ConsistencyReport(QuerySet(task), QuerySet("human-task"), None, models, (metric,), 99, 0, 0.95,
-                               "percentile", 30, 2)
+    report = ConsistencyReport(QuerySet(task), QuerySet("human-task"), None, models, (metric,),
+                               Resampling(method="percentile", n_resamples=99), 30, 2)
     markdown = report.to_markdown()
     rows = [row for row in table_cells(markdown, "") if len(row) == 3 and row[0] != "model"]
     assert [_unescaped(row[0]) for row in rows] == list(models), rows
@@ -61,7 +63,7 @@ def test_compare_markdown(models: tuple[str, str]) -> None:
     a, b = models
     qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
     runs = {a: {"q1": {"d1": 0.9, "d2": 0.1}, "q2": {"d2": 0.8}}, b: {"q1": {"d2": 0.9, "d1": 0.1}, "q2": {"d1": 0.8}}}
-    table = compare_runs(runs, qrels, depth=2).to_markdown("ssci", markdown_text)
+    table = matrix_markdown(compare_runs(runs, qrels, depth=2), "ssci", markdown_text)
     cells = table_cells(table, "")  # the header, then a row per model
     assert [len(row) for row in cells] == [3, 3, 3], cells
     assert [_unescaped(row[0]) for row in cells[1:]] == [a, b]

@@ -23,6 +23,7 @@ import pytrec_eval
 from scipy import stats
 
 from airbench_mteb.cli import main
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.settings import settings_applied
 from tests.conftest import SAMPLE_DATA
 from tests.tie_oracle import ndcg_oracle
@@ -311,7 +312,8 @@ def test_the_same_seed_gives_the_same_bytes(runs: Runs, tmp_path: Path) -> None:
 
     files = []
     for attempt in ("first", "second"):
-        report = significance(runs.root, [BM25, MINILM], tasks=[AIRBENCH], n_resamples=999, seed=7)
+        report = significance(runs.root, [BM25, MINILM], tasks=[AIRBENCH],
+                              resampling=Resampling(n_resamples=999, seed=7))
         files.append([path.read_bytes() for path in write_significance(report, tmp_path / attempt)])
     assert files[0] == files[1]
 
@@ -323,7 +325,8 @@ def test_benchmark_level_mean_interval_test_and_rank_intervals(runs: Runs) -> No
     from airbench_mteb.report.significance import significance
 
     bench = mteb.Benchmark(name="two-tasks", tasks=_tasks())
-    report = significance(runs.root, [BM25, MINILM, BM25_TUNED], benchmark=bench, n_resamples=1999)
+    report = significance(runs.root, [BM25, MINILM, BM25_TUNED], benchmark=bench,
+                          resampling=Resampling(n_resamples=1999))
     (level,) = report.benchmark
     assert level.tasks == tuple(SCORED) and len(report.comparisons) == 2 * 3
     for score in level.models:  # MTEB's benchmark mean: the mean over tasks of each task's main score

@@ -7,28 +7,27 @@ import argparse
 import sys
 from pathlib import Path
 
+from airbench_mteb.commands.resampling_flags import add_resampling_flags, resampling_from
 from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.errors import OptionError
 
 
 def compare(args: argparse.Namespace) -> int:
-    from airbench_mteb.metrics.resampling import configured_resampling
     from airbench_mteb.report.compare import (
         compare_predictions,
         prediction_folders,
         read_model_predictions,
         write_comparison,
     )
-    from airbench_mteb.settings import configure
 
     if args.depth < 2:
         raise OptionError(f"--depth must be at least 2 (SSCI and RCCI divide by depth - 1), got {args.depth}")
-    if args.no_ci:
-        configure(ci=None)
+    resampling = resampling_from(args)  # checked with --no-ci too: every statistics command refuses a bad flag
     apply_data_dir(args)
-    resampling = configured_resampling()  # a bad AIRBENCH_MTEB_CI* value is named before any file is read
     models = [read_model_predictions(folder, args.tasks) for folder in prediction_folders(args.predictions)]
-    comparison = compare_predictions(models, split=args.split, depth=args.depth, resampling=resampling)
+    comparison = compare_predictions(models, split=args.split, depth=args.depth,
+                                     resampling=None if args.no_ci else resampling,
+                                     correction=args.correction, alpha=args.alpha)
     for note in comparison.notes:
         print(note, file=sys.stderr)
     for path in write_comparison(comparison, args.out):
@@ -42,15 +41,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Reads <Task>_predictions.json of each model (mteb run --prediction-folder), loads the qrels "
                     "from the task data and writes N x N SSCI/RCCI matrices per task and subset, each cell with "
                     "its bootstrap confidence interval over queries, and RCCI's paired sign-flip test "
-                    "(Holm-adjusted over the model pairs).")
+                    "(adjusted over the model pairs, Holm's correction by default).")
     parser.add_argument("--predictions", type=Path, nargs="+", required=True,
                         help="one prediction folder per model, or a folder of such folders")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--tasks", nargs="*", default=None, help="only these tasks")
     parser.add_argument("--split", default="test")
     parser.add_argument("--depth", type=int, default=10, help="ranks compared per query (n + 1)")
-    parser.add_argument("--no-ci", action="store_true",
-                        help="no confidence intervals or tests ($AIRBENCH_MTEB_CI=off does the same; "
-                             "$AIRBENCH_MTEB_CI_RESAMPLES sets the resamples)")
+    add_resampling_flags(parser, alpha_help="significance level of RCCI's daggers and the heatmap's marks",
+                         method="BCa")
+    parser.add_argument("--no-ci", action="store_true", help="no confidence intervals or tests")
     add_data_dir_argument(parser)
     parser.set_defaults(func=compare)

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from airbench_mteb.commands.resampling_flags import add_resampling_flags, resampling_from
 from airbench_mteb.commands.run import apply_data_dir
 from airbench_mteb.names import check_task_names
 
@@ -16,14 +17,15 @@ def consistency(args: argparse.Namespace) -> int:
     from airbench_mteb.report.consistency import consistency as check_consistency
     from airbench_mteb.report.consistency_output import write_consistency
 
+    resampling = resampling_from(args)
     apply_data_dir(args)
     check_task_names([task for task in (args.generated, args.human, args.without_qc) if task])
     generated = QuerySet(args.generated, args.generated_split, args.generated_subset)
     report = check_consistency(
         args.results, args.models, generated, QuerySet(args.human, args.human_split, args.human_subset),
         without_qc=QuerySet(args.without_qc, args.generated_split, args.generated_subset) if args.without_qc else None,
-        metrics=args.metrics, subsets=args.subsets, subset_size=args.subset_size, n_resamples=args.n_resamples,
-        seed=args.seed, method=args.ci_method, check_corpus=not args.no_corpus_check)
+        metrics=args.metrics, subsets=args.subsets, subset_size=args.subset_size, resampling=resampling,
+        check_corpus=not args.no_corpus_check)
     for note in report.notes:
         print(note, file=sys.stderr)
     for path in write_consistency(report, args.out):
@@ -32,8 +34,6 @@ def consistency(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from airbench_mteb.metrics.bootstrap import METHODS
-
     parser = subparsers.add_parser(
         "consistency", help="rank agreement of a generated benchmark with a human-labelled one (AIR-Bench 4.1)",
         description="Scores of a panel of models (3 or more) on a generated task and on a human-labelled task over "
@@ -60,11 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--subsets", type=int, default=30, help="robustness study: random subsets (default 30)")
     parser.add_argument("--subset-size", type=int, default=2000,
                         help="robustness study: generated queries per subset, capped by the set (default 2000)")
-    parser.add_argument("--n-resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the subsets (default 0)")
-    parser.add_argument("--ci-method", choices=METHODS, default="percentile",
-                        help="bootstrap interval of rho and tau (default percentile: BCa suits smooth statistics, "
-                             "not the few values a rank correlation of a few models takes)")
+    add_resampling_flags(parser, method="percentile",
+                         method_help=" for rho and tau: BCa suits smooth statistics, not the few values a rank "
+                                     "correlation of a few models takes; --seed also draws the subsets")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="local mirror root of the human task's data (as for `airbench-mteb run`)")
     parser.add_argument("--no-corpus-check", action="store_true",

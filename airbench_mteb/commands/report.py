@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from airbench_mteb.commands.resampling_flags import add_resampling_flags, resampling_from
+
 
 def report(args: argparse.Namespace) -> int:
     from airbench_mteb.report import ReportRequest, write_report
 
     request = ReportRequest(out=args.out, results=args.results, predictions=args.predictions,
                             models=tuple(args.models) if args.models else None,
-                            tasks=tuple(args.tasks) if args.tasks else None, reference=args.reference)
+                            tasks=tuple(args.tasks) if args.tasks else None, reference=args.reference,
+                            resampling=resampling_from(args))
     for path in write_report(args.plot, request):
         print(path)
     return 0
@@ -33,4 +36,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--reference", default=None,
                         help="bias: the reference source (e.g. human) of source-bias tasks not registered here, "
                              "such as a `bias --sources` folder")
+    add_resampling_flags(parser)  # of the intervals by-attribute computes; the others show recorded ones
     parser.set_defaults(func=report)

@@ -7,14 +7,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from airbench_mteb.commands.resampling_flags import add_resampling_flags, resampling_from
+
 
 def significance(args: argparse.Namespace) -> int:
     from airbench_mteb.report.significance import significance as compare_models
     from airbench_mteb.report.significance import write_significance
 
+    resampling = resampling_from(args)
     report = compare_models(args.results, args.models, tasks=args.tasks or (), benchmark=args.benchmark,
                             metrics=args.metrics, splits=args.splits, correction=args.correction,
-                            n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha)
+                            resampling=resampling, alpha=args.alpha)
     for note in report.notes:
         print(note, file=sys.stderr)
     for path in write_significance(report, args.out):
@@ -23,8 +26,6 @@ def significance(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from airbench_mteb.metrics.significance import CORRECTIONS
-
     parser = subparsers.add_parser(
         "significance", help="paired tests and confidence intervals between models, from their MTEB results",
         description="Compares every pair of models on every task, split, subset and metric from the per-query scores "
@@ -41,12 +42,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="metrics kept per query (main_score, ndcg_at_10, recall_at_10, recall_at_100, map_at_10, "
                              "mrr_at_10, judged_at_10, judged_at_100); default: each task's main score")
     parser.add_argument("--splits", nargs="+", default=None, help="only these splits (default: every scored split)")
-    parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                        help="p-value adjustment over every comparison of the report (default holm)")
-    parser.add_argument("--n-resamples", type=int, default=9999,
-                        help="bootstrap resamples and random sign vectors (default 9999)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
-    parser.add_argument("--alpha", type=float, default=0.05,
-                        help="significance level of the tables' markers (default 0.05)")
+    add_resampling_flags(parser, alpha_help="significance level of the tables' markers")
     parser.add_argument("--out", type=Path, required=True, help="the folder the four files go to")
     parser.set_defaults(func=significance)

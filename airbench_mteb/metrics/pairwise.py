@@ -18,9 +18,7 @@ them from a run and qrels, and :func:`compare_runs` gives every pair of N models
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,9 +27,14 @@ from numpy.typing import ArrayLike
 
 from airbench_mteb.ir_types import Qrels, Run
 from airbench_mteb.metrics.bootstrap import ConfidenceInterval, Method, bootstrap_ci
-from airbench_mteb.metrics.resampling import Resampling, with_interval
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import is_relevant, ranking
-from airbench_mteb.metrics.significance import RandomizationTest, adjust_p_values, paired_randomization_test
+from airbench_mteb.metrics.significance import (
+    Correction,
+    RandomizationTest,
+    adjust_p_values,
+    paired_randomization_test,
+)
 
 
 def _check_pair(r1: np.ndarray, r2: np.ndarray) -> int:
@@ -163,7 +166,7 @@ class PairUncertainty:
     def interval(self, index: str) -> tuple[np.ndarray, np.ndarray]:
         return (self.ssci_low, self.ssci_high) if index == "ssci" else (self.rcci_low, self.rcci_high)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {**{name: getattr(self, name).round(6).tolist() for name in _UNCERTAINTY_MATRICES},
                 "methods": self.methods.tolist(), "level": self.resampling.level,
                 "method": self.resampling.method, "n_resamples": self.resampling.n_resamples,
@@ -171,7 +174,7 @@ class PairUncertainty:
                 "alpha": self.alpha}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PairUncertainty:
+    def from_json(cls, data: Mapping[str, Any]) -> PairUncertainty:
         resampling = Resampling(method=data["method"], n_resamples=int(data["n_resamples"]), seed=int(data["seed"]),
                                 level=float(data["level"]), test=str(data["test"]))
         return cls(**{name: np.asarray(data[name], dtype=float) for name in _UNCERTAINTY_MATRICES},
@@ -189,6 +192,7 @@ class PairwiseComparison:
     ``ssci[i][j] = ssci(R_i, R_j)`` and ``rcci[i][j] = rcci(R_i, R_j)`` (row model against column
     model), so ``ssci`` is symmetric and ``rcci`` antisymmetric with zero diagonals. ``uncertainty``
     holds their confidence intervals and RCCI's tests (None: not computed, or a file written before them).
+    Its tables are in :mod:`airbench_mteb.report.pairwise_tables`.
     """
 
     models: tuple[str, ...]
@@ -202,15 +206,6 @@ class PairwiseComparison:
         if index not in ("ssci", "rcci"):
             raise ValueError(f"unknown index {index!r}; use 'ssci' or 'rcci'")
         return self.ssci if index == "ssci" else self.rcci
-
-    def to_csv(self, index: str) -> str:
-        """The N x N matrix of ``index`` ('ssci' or 'rcci') as CSV with model names as header and first column."""
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(["model", *self.models])
-        for name, row in zip(self.models, self.matrix(index), strict=True):
-            writer.writerow([name, *(f"{value:.6f}" for value in row)])
-        return buffer.getvalue()
 
     def pairs(self) -> list[dict[str, object]]:
         """One row per pair of models (row model first, in model order): SSCI, RCCI and, when computed,
@@ -228,75 +223,25 @@ class PairwiseComparison:
             rows.append(row)
         return rows
 
-    def pairs_csv(self) -> str:
-        """:meth:`pairs` as CSV (numbers with 6 decimals)."""
-        rows = self.pairs()
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({key: f"{value:.6f}" if isinstance(value, float) else value for key, value in row.items()}
-                         for row in rows)
-        return buffer.getvalue()
-
-    def cell(self, index: str, i: int, j: int) -> str:
-        """One Markdown cell: the value, its interval in brackets when computed, and for RCCI a dagger
-        when it is not significant."""
-        value = self.matrix(index)[i, j]
-        if self.uncertainty is None or i == j:
-            return with_interval(value, None)
-        low, high = (bound[i, j] for bound in self.uncertainty.interval(index))
-        dagger = "†" if index == "rcci" and not self.uncertainty.rcci_significant()[i, j] else ""
-        return with_interval(value, (low, high)) + dagger
-
-    def to_markdown(self, index: str, text: Callable[[str], str] = str) -> str:
-        """The matrix as a Markdown table; ``text`` writes a model name (the report's escape, so none becomes markup)."""
-        header = f"| {index.upper()} (row vs column) | " + " | ".join(text(m) for m in self.models) + " |"
-        lines = [header, "|" + "---|" * (len(self.models) + 1)]
-        for i, name in enumerate(self.models):
-            lines.append(f"| {text(name)} | " + " | ".join(self.cell(index, i, j) for j in range(len(self.models)))
-                         + " |")
-        return "\n".join(lines)
-
-    def pairs_markdown(self, text: Callable[[str], str] = str) -> str:
-        """RCCI's tests per model pair as a Markdown table (empty without uncertainty); ``text`` as in
-        :meth:`to_markdown`."""
-        if self.uncertainty is None:
-            return ""
-        lines = ["| model A | model B | RCCI (A vs B) | p | p adjusted |", "|---|---|---|---|---|"]
-        lines += [f"| {text(row['model_a'])} | {text(row['model_b'])} | "
-                  f"{with_interval(row['rcci'], (row['rcci_ci_low'], row['rcci_ci_high']))} | "
-                  f"{row['rcci_p_value']:.4g} | {row['rcci_p_adjusted']:.4g} |" for row in self.pairs()]
-        return "\n".join(lines)
-
-    def legend(self) -> str:
-        """What the brackets and daggers of :meth:`to_markdown` mean; empty without uncertainty."""
-        if self.uncertainty is None:
-            return ""
-        u, r = self.uncertainty, self.uncertainty.resampling
-        return (f"[low, high]: {r.level:.0%} bootstrap confidence interval over the {self.num_queries} queries "
-                f"({r.method}, {r.n_resamples:,} resamples, seed {r.seed}). †: RCCI not significantly different "
-                f"from 0 (two-sided sign-flip test, {r.n_resamples:,} resamples; {u.correction.capitalize()}-"
-                f"adjusted over the {len(self.models) * (len(self.models) - 1) // 2} model pairs, p ≥ {u.alpha}).")
-
-    def to_dict(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {"models": list(self.models), "num_queries": self.num_queries, "depth": self.depth,
                                    "ssci": self.ssci.round(6).tolist(), "rcci": self.rcci.round(6).tolist()}
         if self.uncertainty is not None:
-            data["uncertainty"] = self.uncertainty.to_dict()
+            data["uncertainty"] = self.uncertainty.to_json()
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PairwiseComparison:
-        """:meth:`to_dict`'s output back (a file written before the uncertainty existed has none)."""
+    def from_json(cls, data: Mapping[str, Any]) -> PairwiseComparison:
+        """:meth:`to_json`'s output back (a file written before the uncertainty existed has none)."""
         uncertainty = data.get("uncertainty")
         return cls(models=tuple(data["models"]), ssci=np.asarray(data["ssci"], dtype=float),
                    rcci=np.asarray(data["rcci"], dtype=float), num_queries=int(data["num_queries"]),
                    depth=int(data["depth"]),
-                   uncertainty=None if uncertainty is None else PairUncertainty.from_dict(uncertainty))
+                   uncertainty=None if uncertainty is None else PairUncertainty.from_json(uncertainty))
 
 
-def compare_runs(runs: Mapping[str, Run], qrels: Qrels, depth: int = 10,
-                 resampling: Resampling | None = None) -> PairwiseComparison:
+def compare_runs(runs: Mapping[str, Run], qrels: Qrels, depth: int = 10, resampling: Resampling | None = None,
+                 correction: Correction = "holm", alpha: float = 0.05) -> PairwiseComparison:
     """SSCI and RCCI between every pair of the given runs (model name -> run) on the qrels queries;
     with ``resampling``, also their uncertainty (:func:`pairwise_uncertainty`; none for a single query)."""
     if len(runs) < 2:
@@ -313,11 +258,11 @@ def compare_runs(runs: Mapping[str, Run], qrels: Qrels, depth: int = 10,
                 rcci_matrix[i, j] = rcci(matrices[i], matrices[j])
     uncertainty = None
     if resampling is not None and len(query_ids) >= 2:
-        uncertainty = pairwise_uncertainty(matrices, resampling)
+        uncertainty = pairwise_uncertainty(matrices, resampling, correction, alpha)
     return PairwiseComparison(models, ssci_matrix, rcci_matrix, len(query_ids), depth, uncertainty)
 
 
-def pairwise_uncertainty(matrices: Sequence[np.ndarray], resampling: Resampling, correction: str = "holm",
+def pairwise_uncertainty(matrices: Sequence[np.ndarray], resampling: Resampling, correction: Correction = "holm",
                          alpha: float = 0.05) -> PairUncertainty:
     """Intervals of every SSCI/RCCI cell and RCCI's tests between the models' R matrices (same queries).
 
@@ -328,11 +273,11 @@ def pairwise_uncertainty(matrices: Sequence[np.ndarray], resampling: Resampling,
     ssci_low, ssci_high, rcci_low, rcci_high = (np.zeros((size, size)) for _ in range(4))
     p_values = np.ones((size, size))
     methods = np.full((size, size, 2), resampling.method, dtype=object)
-    draws = {"n_resamples": resampling.n_resamples, "seed": resampling.seed}
+    draws = resampling.draws()
     upper = list(zip(*np.triu_indices(size, k=1), strict=True))
     for i, j in upper:
-        similarity = ssci_ci(matrices[i], matrices[j], level=resampling.level, method=resampling.method, **draws)
-        contest = rcci_ci(matrices[i], matrices[j], level=resampling.level, method=resampling.method, **draws)
+        similarity = ssci_ci(matrices[i], matrices[j], **resampling.interval())
+        contest = rcci_ci(matrices[i], matrices[j], **resampling.interval())
         p_values[i, j] = p_values[j, i] = rcci_test(matrices[i], matrices[j], **draws).p_value
         ssci_low[i, j], ssci_high[i, j] = ssci_low[j, i], ssci_high[j, i] = similarity.low, similarity.high
         rcci_low[i, j], rcci_high[i, j] = contest.low, contest.high

@@ -35,11 +35,22 @@ class Resampling:
             raise ValueError(f"unknown interval method {setting!r}; use one of {', '.join(METHODS)}")
         return cls(method=method, n_resamples=n_resamples)
 
+    def draws(self) -> dict[str, int]:
+        """The keyword arguments of a seeded test or resampling: ``n_resamples`` and ``seed``."""
+        return {"n_resamples": self.n_resamples, "seed": self.seed}
+
+    def interval(self) -> dict[str, Any]:
+        """The keyword arguments of a bootstrap interval (:mod:`airbench_mteb.metrics.bootstrap`)."""
+        return {"level": self.level, "method": self.method, **self.draws()}
+
     def common_method(self, used: Iterable[str]) -> str:
         """The method to record once for intervals that used ``used``: the one asked for if any used it
         (the others fell back to percentile where BCa is undefined and say so one by one)."""
         used = list(used)
         return self.method if self.method in used or not used else used[0]
+
+
+DEFAULT_RESAMPLING = Resampling()  # what a report computes unless told otherwise
 
 
 # The interval settings a results row was asked for, kept with it so a rerun into the same folder can compare.

@@ -2,10 +2,12 @@
 
 Results folders (MTEB results and the per-query scores kept beside them) are read and trusted in one place,
 :mod:`airbench_mteb.results`, below this layer. What it holds: the intervals tables show (``intervals``), the
-plots and tables of ``airbench-mteb report`` (``bias``, ``irsc``, ``cocktail_quality``, ``by_attribute``), the libraries behind the
-statistics commands (``compare``: SSCI/RCCI; ``significance``; ``bias_significance``; ``consistency`` and
-``consistency_output``; ``leaderboard``), the lines ``airbench-mteb run`` ends with (``run_summary``) and the
-shared text formatting (``text_format``).
+plots and tables of ``airbench-mteb report`` (``bias``, ``irsc``, ``cocktail_quality``, ``by_attribute``), the
+libraries behind the statistics commands (``compare``: SSCI/RCCI, with ``pairwise_tables``; ``significance``;
+``bias_significance``; ``consistency`` and ``consistency_output``; ``leaderboard``), each report rendering itself
+by the one protocol (``protocol``: its resampling record, ``to_json``, ``to_markdown``, ...; the one writer of its
+files), the lines ``airbench-mteb run`` ends with (``run_summary``) and the shared text formatting
+(``text_format``).
 
 This module is the registry of the plots behind ``airbench-mteb report --plot NAME``. A plot is a function
 ``(request: ReportRequest) -> list[Path]`` that writes its files under ``request.out`` and returns their paths;
@@ -19,9 +21,13 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import OptionError
 from airbench_mteb.data.files import output_folder
+
+if TYPE_CHECKING:
+    from airbench_mteb.metrics.resampling import Resampling
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,7 @@ class ReportRequest:
     models: tuple[str, ...] | None = None  # only these models (full or short names); None: all
     tasks: tuple[str, ...] | None = None  # only these tasks; None: all
     reference: str | None = None  # the reference source of source-bias tasks mteb does not know
+    resampling: Resampling | None = None  # of the intervals a plot computes (by-attribute); None: the defaults
 
     def results_folder(self, plot: str) -> Path:
         if self.results is None:

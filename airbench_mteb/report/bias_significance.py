@@ -20,7 +20,7 @@ from airbench_mteb.metrics.bias_uncertainty import SourceVectors, compare_source
 from airbench_mteb.metrics.keys import MetricKey
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import Correction, adjust_p_values
-from airbench_mteb.report.text_format import markdown_text, p_text, tex
+from airbench_mteb.report.text_format import correction_text, markdown_text, p_text, tex
 
 BIAS_FAMILY = "every source-bias comparison in this report: task x split x subset x metric x source x model pair"
 TIE_NEUTRAL_FAMILY = "the same comparisons of the tie-neutral Relative Δs, adjusted among themselves"
@@ -145,16 +145,16 @@ def bias_markdown(comparisons: Sequence[BiasComparison], letters: Mapping[str, s
     return [*lines, ""]
 
 
-def bias_latex(comparisons: Sequence[BiasComparison], correction_name: str, n_resamples: int) -> str:
-    """A booktabs table of the comparisons (empty without any)."""
+def bias_latex(comparisons: Sequence[BiasComparison], correction: Correction, resampling: Resampling) -> str:
+    """A booktabs table of the comparisons (empty without any), its caption read off the report's record."""
     if not comparisons:
         return ""
     rows = [f"{tex(c.task)} & {tex(c.metric)} & {tex(c.model_a)} & {tex(c.model_b)} & {c.delta_a:+.2f} & "
             f"{c.delta_b:+.2f} & {c.difference:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}] & {p_text(c.p_adjusted)} \\\\"
             for c in comparisons]
     caption = (f"Source bias: Relative $\\Delta$ (\\%) of model A minus model B, with a paired bootstrap interval; "
-               f"adjusted p of a two-sided paired permutation test, {n_resamples:,} permutations, {correction_name} "
-               f"over {len(comparisons)} comparisons.")
+               f"adjusted p of a two-sided paired permutation test, {resampling.n_resamples:,} permutations, "
+               f"{correction_text(correction)} over {len(comparisons)} comparisons.")
     return "\n".join([r"\begin{table}[t]", r"\centering", f"\\caption{{{caption}}}", r"\begin{tabular}{llllrrrr}",
                       r"\toprule", r"Task & $\Delta$ of & A & B & $\Delta_A$ & $\Delta_B$ & $\Delta_A - \Delta_B$ & "
                       r"$p_\mathrm{adj}$ \\", r"\midrule", *rows, r"\bottomrule", r"\end{tabular}", r"\end{table}"])

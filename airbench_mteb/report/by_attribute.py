@@ -166,9 +166,8 @@ def scores_by_attribute(results: Path, query_set: QuerySet, models: Sequence[str
 
 def _group_scores(found: Mapping[str, Any], attribute: str, value: str, values: Any,
                   resampling: Resampling) -> list[GroupScore]:
-    intervals = bootstrap_cis({label: values[:, j] for j, label in enumerate(found)}, level=resampling.level,
-                              method=resampling.method, n_resamples=resampling.n_resamples,
-                              seed=resampling.seed) if len(values) > 1 else {}
+    intervals = bootstrap_cis({label: values[:, j] for j, label in enumerate(found)},
+                              **resampling.interval()) if len(values) > 1 else {}
     return [GroupScore(label, attribute, value, len(values), float(values[:, j].mean()),
                        *((intervals[label].low, intervals[label].high, intervals[label].method)
                          if label in intervals else (None, None, None)))
@@ -197,6 +196,7 @@ def by_attribute_plot(request: ReportRequest) -> list[Path]:
         found = read_results(results, None, [task]).found  # --models may name labels: scores_by_attribute resolves
         if not found:
             raise DatasetError(f"no results of task {task!r} in {results}")
-        reports += [scores_by_attribute(results, QuerySet(task, split), request.models)
+        reports += [scores_by_attribute(results, QuerySet(task, split), request.models,
+                                        resampling=request.resampling)
                     for split in sorted(found[0].result.scores)]
     return write_by_attribute(reports, request.out)

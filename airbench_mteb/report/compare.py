@@ -4,21 +4,21 @@ Each model's rankings are the files MTEB saves with ``prediction_folder=`` / ``-
 (:mod:`airbench_mteb.data.predictions`), one folder per model; the qrels come from the task
 itself. Per task and subset every model has, :func:`compare_predictions` gives the N x N
 matrices, with a bootstrap confidence interval over queries for every SSCI and RCCI cell and
-RCCI's paired test (Holm-adjusted over the model pairs) unless told not to;
-:func:`write_comparison` writes them (CSV per matrix and per pair, ``comparison.json``, a Markdown
+RCCI's paired test (Holm-adjusted over the model pairs by default) unless told not to; the
+:class:`Comparison` renders itself (:class:`~airbench_mteb.report.protocol.Report`),
+:func:`write_comparison` writes it (CSV per matrix and per pair, ``comparison.json``, a Markdown
 summary) and :func:`read_comparison` reads them back for the heatmap (files written before the
 intervals existed included). Runs of one task and subset must cover the same queries.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.data.files import all_or_none, read_json
+from airbench_mteb.data.files import read_json
 from airbench_mteb.data.predictions import (
     PREDICTIONS_SUFFIX,
     Predictions,
@@ -28,10 +28,14 @@ from airbench_mteb.data.predictions import (
 )
 from airbench_mteb.metrics.pairwise import PairwiseComparison, Qrels, Run, compare_runs
 from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.models.arguments import model_label
+from airbench_mteb.report.pairwise_tables import legend, matrix_csv, matrix_markdown, pairs_csv, pairs_markdown
+from airbench_mteb.report.protocol import write_report_files
 from airbench_mteb.report.text_format import markdown_text
 
-COMPARISON_FILE = "comparison.json"
+STEM = "comparison"
+COMPARISON_FILE = f"{STEM}.json"
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,40 @@ class ModelPredictions:
 
 @dataclass(frozen=True)
 class Comparison:
-    """SSCI/RCCI matrices per task and subset, with what was left out and why."""
+    """SSCI/RCCI matrices per task and subset, with what was left out and why, and how their uncertainty was
+    computed (``resampling`` None: without intervals and tests, or read back from a file, whose matrices each keep
+    their own record)."""
 
     split: str
     depth: int
     matrices: Mapping[str, Mapping[str, PairwiseComparison]]  # task -> subset -> matrices
     notes: Sequence[str] = field(default_factory=tuple)
+    resampling: Resampling | None = None
+    correction: Correction = "holm"  # of RCCI's p-values over the model pairs of each matrix
+    alpha: float = 0.05
+
+    def to_json(self) -> dict[str, object]:
+        return {"split": self.split, "depth": self.depth,
+                "comparisons": {t: {s: c.to_json() for s, c in subsets.items()} for t, subsets in self.matrices.items()}}
+
+    def to_markdown(self) -> str:
+        sections = [f"# SSCI and RCCI (top {self.depth}, split {markdown_text(self.split)})", ""]
+        for task, subsets in self.matrices.items():
+            for subset, matrices in subsets.items():
+                sections += [f"## {markdown_text(task)} / {markdown_text(subset)} ({matrices.num_queries} queries)",
+                             "", matrix_markdown(matrices, "ssci", markdown_text), "",
+                             matrix_markdown(matrices, "rcci", markdown_text), ""]
+                if matrices.uncertainty is not None:
+                    sections += [pairs_markdown(matrices, markdown_text), "", legend(matrices), ""]
+        return "\n".join(sections)
+
+    def csv_files(self) -> dict[str, str]:
+        """``<task>/<subset>_{ssci,rcci}.csv`` (the N x N matrices) and ``<task>/<subset>_pairs.csv`` (one row per
+        model pair, with the intervals and p-values when computed): their texts by path."""
+        return {f"{task}/{subset}_{name}.csv": text for task, subsets in self.matrices.items()
+                for subset, matrices in subsets.items()
+                for name, text in (("ssci", matrix_csv(matrices, "ssci")), ("rcci", matrix_csv(matrices, "rcci")),
+                                   ("pairs", pairs_csv(matrices)))}
 
 
 def prediction_folders(paths: Sequence[Path]) -> list[Path]:
@@ -109,9 +141,10 @@ def task_qrels(task_name: str, subset: str, split: str, predictions: Sequence[Pr
 
 
 def compare_predictions(models: Sequence[ModelPredictions], split: str = "test", depth: int = 10,
-                        resampling: Resampling | None = None) -> Comparison:
+                        resampling: Resampling | None = None, correction: Correction = "holm",
+                        alpha: float = 0.05) -> Comparison:
     """SSCI/RCCI over the top ``depth`` per task and subset that every model has predictions of; with
-    ``resampling`` (e.g. :func:`airbench_mteb.metrics.resampling.configured_resampling`) their uncertainty too."""
+    ``resampling`` their uncertainty too, RCCI's p-values adjusted by ``correction`` and judged at ``alpha``."""
     names = [m.model for m in models]
     if len(set(names)) != len(names):
         raise OptionError(f"the same model appears twice among the prediction folders (--predictions): {names}")
@@ -138,40 +171,16 @@ def compare_predictions(models: Sequence[ModelPredictions], split: str = "test",
                 raise DatasetError(f"{task}/{subset}: the runs answer queries the data has no qrels for "
                                    f"(e.g. {unjudged}); were they made from another build of the data?")
             judged = {q: docs for q, docs in qrels.items() if q in queries}
-            matrices.setdefault(task, {})[subset] = compare_runs(runs, judged, depth, resampling)
+            matrices.setdefault(task, {})[subset] = compare_runs(runs, judged, depth, resampling, correction, alpha)
     if not matrices:
         raise DatasetError("nothing to compare: " + "; ".join(notes))
-    return Comparison(split, depth, matrices, tuple(notes))
+    return Comparison(split, depth, matrices, tuple(notes), resampling, correction, alpha)
 
 
 def write_comparison(comparison: Comparison, out: Path) -> list[Path]:
-    """``comparison.json``, ``comparison.md``, and per task and subset ``<task>/<subset>_{ssci,rcci}.csv``
-    (the N x N matrices) and ``<task>/<subset>_pairs.csv`` (one row per model pair, with the intervals
-    and p-values when computed) under ``out``."""
-    texts: dict[Path, str] = {}
-    for task, subsets in comparison.matrices.items():
-        for subset, matrices in subsets.items():
-            for name, text in (("ssci", matrices.to_csv("ssci")), ("rcci", matrices.to_csv("rcci")),
-                               ("pairs", matrices.pairs_csv())):
-                texts[out / task / f"{subset}_{name}.csv"] = text
-    payload = {"split": comparison.split, "depth": comparison.depth,
-               "comparisons": {t: {s: c.to_dict() for s, c in subsets.items()}
-                               for t, subsets in comparison.matrices.items()}}
-    sections = [f"# SSCI and RCCI (top {comparison.depth}, split {markdown_text(comparison.split)})", ""]
-    for task, subsets in comparison.matrices.items():
-        for subset, matrices in subsets.items():
-            sections += [f"## {markdown_text(task)} / {markdown_text(subset)} ({matrices.num_queries} queries)", "",
-                         matrices.to_markdown("ssci", markdown_text), "", matrices.to_markdown("rcci", markdown_text),
-                         ""]
-            if matrices.uncertainty is not None:
-                sections += [matrices.pairs_markdown(markdown_text), "", matrices.legend(), ""]
-    tops = {out / COMPARISON_FILE: json.dumps(payload, ensure_ascii=False, indent=1) + "\n",
-            out / "comparison.md": "\n".join(sections)}
-    with all_or_none(out) as open_file:
-        for path, text in {**texts, **tops}.items():
-            open_file(path).write(text)
-    written = list(texts)
-    return [out / COMPARISON_FILE, out / "comparison.md", *written]
+    """``comparison.json``, ``comparison.md`` and the matrices' CSV files (:meth:`Comparison.csv_files`) under
+    ``out``, all or none; returns their paths."""
+    return write_report_files(comparison, out, STEM, comparison.csv_files())
 
 
 def read_comparison(path: Path) -> Comparison:
@@ -186,7 +195,7 @@ def read_comparison(path: Path) -> Comparison:
         for task, subsets in data["comparisons"].items():
             for subset, found in subsets.items():
                 where = f"{task}/{subset}"
-                matrices.setdefault(task, {})[subset] = PairwiseComparison.from_dict(found)
+                matrices.setdefault(task, {})[subset] = PairwiseComparison.from_json(found)
         return Comparison(data["split"], data["depth"], matrices)
     except KeyError as error:
         problem = f"no {error.args[0]!r} entry"

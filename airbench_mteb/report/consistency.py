@@ -13,7 +13,8 @@ and gives, per metric:
 - with ``without_qc`` (the generator's pre-QC set, registered as a task of its own): the same for the
   set before quality control, the paper's ablation (rho 0.8211 with QC against 0.6912 without).
 
-The result is a :class:`ConsistencyReport` that renders itself to JSON and Markdown;
+The result is a :class:`ConsistencyReport` that renders itself to JSON and Markdown
+(:class:`~airbench_mteb.report.protocol.Report`);
 :func:`airbench_mteb.report.consistency_output.write_consistency` writes them and one plot per metric.
 Nothing here prints.
 """
@@ -29,7 +30,6 @@ from typing import Any
 import numpy as np
 
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.metrics.bootstrap import METHODS, Method
 from airbench_mteb.metrics.consistency import (
     EXACT_MAX_MODELS,
     MIN_MODELS,
@@ -41,6 +41,7 @@ from airbench_mteb.metrics.consistency import (
     subset_agreement,
     tied_resamples,
 )
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import is_relevant
 from airbench_mteb.report.intervals import recorded_interval
 from airbench_mteb.report.options import check_resampling_options
@@ -57,6 +58,9 @@ from airbench_mteb.results.reading import ModelTaskResult, model_labels, read_re
 
 GENERATED, WITHOUT_QC, HUMAN = "generated", "without QC", "human"
 DEFAULT_METRIC = "ndcg_at_10"  # the paper's; main scores differ between families (co*cktail's is NDCG@1)
+# Percentile by default: a rank correlation of a few models is a step function of the means, taking few values,
+# and BCa's bias correction (made for smooth statistics) swings with the share of draws below the estimate.
+CONSISTENCY_RESAMPLING = Resampling(method="percentile")
 
 
 class ConsistencyError(DatasetError):
@@ -131,10 +135,7 @@ class ConsistencyReport:
     without_qc: QuerySet | None
     models: tuple[str, ...]
     metrics: tuple[MetricConsistency, ...]
-    n_resamples: int
-    seed: int
-    level: float
-    method: str
+    resampling: Resampling  # of the intervals; its seed also draws the robustness study's subsets
     subsets: int
     subset_size: int
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -143,11 +144,11 @@ class ConsistencyReport:
         sets = {GENERATED: self.generated, HUMAN: self.human, **({WITHOUT_QC: self.without_qc} if self.without_qc
                                                                  else {})}
         return {"sets": {name: asdict(query_set) for name, query_set in sets.items()}, "models": list(self.models),
-                "bootstrap": {"n_resamples": self.n_resamples, "seed": self.seed, "level": self.level,
-                              "method": self.method,
+                "bootstrap": {**self.resampling.draws(), "level": self.resampling.level,
+                              "method": self.resampling.method,
                               "scheme": "each set's queries resampled on their own; models' means and ranks "
                                         "recomputed per draw"},
-                "robustness": {"subsets": self.subsets, "subset_size": self.subset_size, "seed": self.seed,
+                "robustness": {"subsets": self.subsets, "subset_size": self.subset_size, "seed": self.resampling.seed,
                                "scheme": "random subsets of the generated queries, without replacement, "
                                          "against the human set's full means"},
                 "metrics": [metric.to_json() for metric in self.metrics], "notes": list(self.notes)}
@@ -158,8 +159,8 @@ class ConsistencyReport:
 
 def consistency(results: Path, models: Sequence[str], generated: QuerySet, human: QuerySet, *,
                 without_qc: QuerySet | None = None, metrics: Sequence[str] | None = None, subsets: int = 30,
-                subset_size: int = 2000, n_resamples: int = 9999, seed: int = 0, level: float = 0.95,
-                method: Method = "percentile", check_corpus: bool = True) -> ConsistencyReport:
+                subset_size: int = 2000, resampling: Resampling = CONSISTENCY_RESAMPLING,
+                check_corpus: bool = True) -> ConsistencyReport:
     """Compare how ``models`` rank on the ``generated`` set and on the ``human`` set, from their kept per-query scores.
 
     Args:
@@ -168,9 +169,8 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
         generated, human: the two sets; ``without_qc``: the generated set before quality control.
         metrics: metric names kept per query (default ``ndcg_at_10``, the paper's; ``main_score``: each task's own).
         subsets, subset_size: the robustness study's random subsets of generated queries (size capped by the set).
-        n_resamples, seed, level, method: the bootstrap of the intervals (and the subsets' seed). Percentile by
-            default: a rank correlation of a few models is a step function of the means, taking few values, and
-            BCa's bias correction (made for smooth statistics) swings with the share of draws below the estimate.
+        resampling: the bootstrap of the intervals (and the subsets' seed); percentile by default
+            (:data:`CONSISTENCY_RESAMPLING`).
         check_corpus: refuse sets over different corpora (every relevant document of a generated set must
             be a document of the human set's corpus); reads both tasks' data.
 
@@ -181,7 +181,7 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
             one set computed on different data, two sets that are one, or sets over different corpora.
         DatasetError: a results file without kept per-query scores (rerun with ``--overwrite-strategy always``).
     """
-    _check_options(models, subsets, subset_size, n_resamples, seed, level, method)
+    _check_options(models, subsets, subset_size, resampling)
     sets = {GENERATED: generated, HUMAN: human, **({WITHOUT_QC: without_qc} if without_qc else {})}
     tasks = [query_set.task for query_set in sets.values()]
     folder = read_results(results, None, tasks)
@@ -197,27 +197,23 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
             if name in sets:
                 _check_same_corpus(sets[name], sets[HUMAN])
     wanted = tuple(dict.fromkeys(metrics or (DEFAULT_METRIC,)))
-    reports = tuple(_metric(metric, sets, found, subsets, subset_size, n_resamples, seed, level, method)
-                    for metric in wanted)
+    reports = tuple(_metric(metric, sets, found, subsets, subset_size, resampling) for metric in wanted)
     notes = tuple(f"{sets[a.name]} holds {a.subset_size} scored queries, no more than the subset size "
                   f"{subset_size:,}: every subset is the whole set, so the robustness study adds nothing"
                   for a in reports[0].agreements if a.subset_size == reports[0].n_queries[a.name])
-    return ConsistencyReport(sets[GENERATED], sets[HUMAN], sets.get(WITHOUT_QC), labels, reports, n_resamples,
-                             seed, level, method, subsets, subset_size, notes)
+    return ConsistencyReport(sets[GENERATED], sets[HUMAN], sets.get(WITHOUT_QC), labels, reports, resampling,
+                             subsets, subset_size, notes)
 
 
 # --- reading ------------------------------------------------------------------------------------------------------
 
-def _check_options(models: Sequence[str], subsets: int, subset_size: int, n_resamples: int, seed: int,
-                   level: float, method: str) -> None:
+def _check_options(models: Sequence[str], subsets: int, subset_size: int, resampling: Resampling) -> None:
     if len(set(models)) < MIN_MODELS:
         raise OptionError(f"a rank agreement needs at least {MIN_MODELS} different models, got {list(models)!r}")
-    check_resampling_options(n_resamples, seed, level=level)
+    check_resampling_options(resampling)
     for name, value in (("subsets", subsets), ("subset size", subset_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise OptionError(f"{name} {value!r} is not a whole number >= 1")
-    if method not in METHODS:
-        raise OptionError(f"unknown interval method {method!r}; use one of {', '.join(METHODS)}")
 
 
 def _check_distinct(sets: Mapping[str, QuerySet]) -> None:
@@ -277,8 +273,7 @@ def _model_scores(query_set: QuerySet, found: Mapping[str, ModelTaskResult], met
 
 
 def _metric(metric: str, sets: Mapping[str, QuerySet], found: Mapping[str, Mapping[str, ModelTaskResult]],
-            subsets: int, subset_size: int, n_resamples: int, seed: int, level: float,
-            method: Method) -> MetricConsistency:
+            subsets: int, subset_size: int, resampling: Resampling) -> MetricConsistency:
     read = {name: main_score(query_set.task) if metric == MAIN_SCORE else metric for name, query_set in sets.items()}
     matrices = {name: score_matrix(sets[name], found[name], read[name])[1] for name in sets}
     for name, matrix in matrices.items():
@@ -291,17 +286,16 @@ def _metric(metric: str, sets: Mapping[str, QuerySet], found: Mapping[str, Mappi
             continue
         generated = matrices[name]
         correlations = rank_agreement(generated.mean(axis=0), human.mean(axis=0))
-        intervals = agreement_intervals(generated, human, level=level, method=method, n_resamples=n_resamples,
-                                        seed=seed)
+        intervals = agreement_intervals(generated, human, **resampling.interval())
         robust = subset_agreement(generated, human.mean(axis=0), sample_size=subset_size, resamples=subsets,
-                                  seed=seed)
+                                  seed=resampling.seed)
         used = {interval.method for interval in intervals.values()}
         agreements.append(Agreement(
             name, correlations.spearman_rho, correlations.spearman_p,
             (intervals["spearman"].low, intervals["spearman"].high), correlations.kendall_tau,
             correlations.kendall_p, (intervals["kendall"].low, intervals["kendall"].high),
-            method if method in used else next(iter(used)),
-            tied_resamples(generated, human, n_resamples=n_resamples, seed=seed), robust.sample_size, robust.rhos,
+            resampling.common_method(used), tied_resamples(generated, human, **resampling.draws()),
+            robust.sample_size, robust.rhos,
             correlations.p_method))
     return MetricConsistency(metric, read, {name: _model_scores(sets[name], found[name], read[name], matrices[name])
                                             for name in sets},
@@ -330,15 +324,17 @@ def _p_method_text(models: int) -> str:
 
 
 def _render_markdown(report: ConsistencyReport) -> str:
+    resampling = report.resampling
     sets = [(GENERATED, report.generated), (HUMAN, report.human)] + (
         [(WITHOUT_QC, report.without_qc)] if report.without_qc else [])
     lines = ["# Rank agreement of a generated benchmark with human labels", "",
              *(f"- {name}: {markdown_text(str(query_set))}" for name, query_set in sets if query_set is not None), "",
              f"Spearman's rho and Kendall's tau-b between the models' scores on the two sets; p: "
-             f"{_p_method_text(len(report.models))}; {report.level:.0%} {report.method} bootstrap intervals from {report.n_resamples:,} "
-             f"draws (seed {report.seed}), each set's queries resampled on their own and the models' means and ranks "
-             f"recomputed per draw. Robustness: rho on {report.subsets} random subsets of the generated queries "
-             "(without replacement) against the human set's full means, as in AIR-Bench section 4.1.", ""]
+             f"{_p_method_text(len(report.models))}; {resampling.level:.0%} {resampling.method} bootstrap "
+             f"intervals from {resampling.n_resamples:,} draws (seed {resampling.seed}), each set's queries resampled "
+             f"on their own and the models' means and ranks recomputed per draw. Robustness: rho on {report.subsets} "
+             "random subsets of the generated queries (without replacement) against the human set's full means, as in "
+             "AIR-Bench section 4.1.", ""]
     for metric in report.metrics:
         names = list(metric.scores)
         lines += [f"## {metric.metric}", "",
@@ -359,7 +355,7 @@ def _render_markdown(report: ConsistencyReport) -> str:
                          f"{_number(a.subset_mean)} ({len(a.subset_rhos)} x {a.subset_size}) | "
                          f"{a.subset_std:.4f} | {extremes} |")
         lines += [""] * any(a.tied_draws for a in metric.agreements)
-        lines += [f"- {a.name}: {a.tied_draws:,} of {report.n_resamples:,} draws tie every model on one set; the "
+        lines += [f"- {a.name}: {a.tied_draws:,} of {resampling.n_resamples:,} draws tie every model on one set; the "
                   "coefficients are undefined there and the intervals are read off the other draws"
                   for a in metric.agreements if a.tied_draws]
         lines.append("")

@@ -6,15 +6,16 @@ study's random subsets of generated queries, beside the full set's rho and inter
 
 from __future__ import annotations
 
-import json
 import math
+from functools import partial
 from pathlib import Path
 from typing import IO
 
-from airbench_mteb.data.files import all_or_none
 from airbench_mteb.report.consistency import HUMAN, ConsistencyReport, MetricConsistency, ModelScore
+from airbench_mteb.report.protocol import write_report_files
 
-FILES = ("consistency.json", "consistency.md")
+STEM = "consistency"
+FILES = (f"{STEM}.json", f"{STEM}.md")
 COLOURS = {"generated": "tab:blue", "without QC": "tab:orange"}
 
 
@@ -71,12 +72,5 @@ def plot_consistency(report: ConsistencyReport, metric: MetricConsistency, handl
 
 def write_consistency(report: ConsistencyReport, out: Path) -> list[Path]:
     """``consistency.json``, ``consistency.md`` and ``consistency_<metric>.png`` in ``out``; returns their paths."""
-    paths = [out / name for name in FILES]
-    texts = (json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n", report.to_markdown())
-    plots = [out / f"consistency_{metric.metric}.png" for metric in report.metrics]
-    with all_or_none(out) as open_file:
-        for path, text in zip(paths, texts, strict=True):
-            open_file(path).write(text)
-        for path, metric in zip(plots, report.metrics, strict=True):
-            plot_consistency(report, metric, open_file(path, "wb"))
-    return [*paths, *plots]
+    plots = {f"{STEM}_{metric.metric}.png": partial(plot_consistency, report, metric) for metric in report.metrics}
+    return write_report_files(report, out, STEM, plots)

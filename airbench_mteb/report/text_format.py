@@ -13,10 +13,28 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
 _MARKDOWN_SPECIAL = frozenset("\\`*_[]|~:")
 _HTML_SPECIAL = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
+# The p-value corrections by name (metrics.significance.CORRECTIONS; ``none`` adjusts nothing)
+_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}
+
 
 def p_text(value: float) -> str:
     """Four decimals, or scientific notation below 1e-4 (a permutation p is never 0: at least 1 / (n + 1))."""
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def correction_text(correction: str) -> str:
+    """How a text names a correction: ``Holm correction``, ``no correction``."""
+    return f"{_CORRECTION_NAMES[correction]} correction" if correction in _CORRECTION_NAMES else "no correction"
+
+
+def adjusted_text(correction: str) -> str:
+    """How a text says p-values were corrected: ``Holm-adjusted``, ``not adjusted``."""
+    return f"{_CORRECTION_NAMES[correction]}-adjusted" if correction in _CORRECTION_NAMES else "not adjusted"
+
+
+def percent_text(level: float) -> str:
+    """A confidence level as the legends write it: ``95 %``."""
+    return f"{level * 100:g} %"
 
 
 def tex(text: str) -> str:

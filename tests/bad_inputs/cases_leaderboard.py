@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.metrics.resampling import Resampling
 from tests.bad_inputs.cases_significance import (
     _corrupt_kept,
     _edit_kept,
@@ -29,7 +30,7 @@ from tests.bad_inputs.framework import Case, Workspace, mutated_results
 
 def _argv(root: Callable[[Workspace], Path], *options: str) -> Callable[[Workspace], list[str]]:
     def argv(ws: Workspace) -> list[str]:
-        return ["leaderboard", "--results", str(root(ws)), "--out", str(ws.tmp / "out"), "--n-resamples", "99",
+        return ["leaderboard", "--results", str(root(ws)), "--out", str(ws.tmp / "out"), "--resamples", "99",
                 *options]
     return argv
 
@@ -40,13 +41,13 @@ def _malformed_result(root: Path) -> None:
 
 def _out_is_a_file(ws: Workspace) -> list[str]:
     (ws.tmp / "taken").write_text("x", encoding="utf-8")
-    return ["leaderboard", "--results", str(_shared(ws)), "--out", str(ws.tmp / "taken"), "--n-resamples", "99"]
+    return ["leaderboard", "--results", str(_shared(ws)), "--out", str(ws.tmp / "taken"), "--resamples", "99"]
 
 
 def _test_split(ws: Workspace) -> Any:
     from airbench_mteb.report.leaderboard import leaderboard
 
-    return leaderboard(_shared(ws), split="test", n_resamples=99)
+    return leaderboard(_shared(ws), split="test", resampling=Resampling(n_resamples=99))
 
 
 def _check_closed_book(ws: Workspace, board: Any) -> None:
@@ -140,7 +141,7 @@ def _second_revision(root: Path) -> None:
 def _two_revisions_board(ws: Workspace) -> Any:
     from airbench_mteb.report.leaderboard import leaderboard
 
-    return leaderboard(mutated_results("significance_results", _second_revision)(ws), n_resamples=99)
+    return leaderboard(mutated_results("significance_results", _second_revision)(ws), resampling=Resampling(n_resamples=99))
 
 
 def _check_two_configurations(ws: Workspace, board: Any) -> None:
@@ -164,7 +165,7 @@ def _other_splits_board(ws: Workspace) -> Any:
     its dev split's data (corpus, dev queries and qrels) is the same."""
     from airbench_mteb.report.leaderboard import leaderboard
 
-    return leaderboard(mutated_results("significance_results", _one_model_on_other_data)(ws), n_resamples=99)
+    return leaderboard(mutated_results("significance_results", _one_model_on_other_data)(ws), resampling=Resampling(n_resamples=99))
 
 
 def _run(argv: list[str]) -> int:
@@ -176,7 +177,7 @@ def _run(argv: list[str]) -> int:
 def _dev_board(ws: Workspace) -> Any:
     from airbench_mteb.report.leaderboard import leaderboard
 
-    return leaderboard(_shared(ws), n_resamples=99)
+    return leaderboard(_shared(ws), resampling=Resampling(n_resamples=99))
 
 
 CASES = [
@@ -214,7 +215,7 @@ CASES = [
     Case("leaderboard-unknown-benchmark", argv=_argv(_shared, "--benchmark", "NoSuchBench"), error="NoSuchBench"),
     Case("leaderboard-not-airbench", argv=_argv(_shared, "--benchmark", "MTEB(eng, v2)"), error="AIR-Bench version"),
     Case("leaderboard-split-unknown", argv=_argv(_shared, "--split", "train"), error="train"),
-    Case("leaderboard-resamples-too-few", argv=_argv(_shared, "--n-resamples", "3"), error="3 resamples"),
+    Case("leaderboard-resamples-too-few", argv=_argv(_shared, "--resamples", "3"), error="3 resamples"),
     Case("leaderboard-alpha-outside", argv=_argv(_shared, "--alpha", "1.5"), error="alpha 1.5"),
     Case("leaderboard-out-is-a-file", argv=_out_is_a_file, error="taken"),
     Case("leaderboard-every-test-split-closed-book", call=_test_split, check=_check_closed_book),

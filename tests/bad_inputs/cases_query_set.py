@@ -134,14 +134,14 @@ def _only_digest_removed(root: Path) -> None:
 def _significance(root: Callable[[Workspace], Path], *options: str) -> Callable[[Workspace], list[str]]:
     def argv(ws: Workspace) -> list[str]:
         return ["significance", "--results", str(root(ws)), "-m", BM25, TUNED, "-t", TASK,
-                "--n-resamples", "999", "--out", str(ws.tmp / "out"), *options]
+                "--resamples", "999", "--out", str(ws.tmp / "out"), *options]
     return argv
 
 
 def _consistency(*options: str) -> Callable[[Workspace], list[str]]:
     def argv(ws: Workspace) -> list[str]:
         return ["consistency", "--results", str(_shared(ws) / "results"), "-m", BM25, TUNED, THIRD,
-                "--generated", TASK, "--human", TASK, "--no-corpus-check", "--n-resamples", "999",
+                "--generated", TASK, "--human", TASK, "--no-corpus-check", "--resamples", "999",
                 "--out", str(ws.tmp / "out"), *options]
     return argv
 

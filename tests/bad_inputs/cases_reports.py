@@ -30,7 +30,7 @@ def _row_edit(update: dict[str, Any]) -> Callable[[Path], None]:
 
 def _board(update: dict[str, Any]) -> Callable[[Workspace], list[str]]:
     return lambda ws: ["leaderboard", "--results", str(_mutated(_row_edit(update))(ws)), "--out", str(ws.tmp / "out"),
-                       "--n-resamples", "99"]
+                       "--resamples", "99"]
 
 
 def _written(ws: Workspace, _: Any) -> None:
@@ -94,7 +94,7 @@ def table_cells(markdown: str, first: str) -> list[list[str]]:
 
 def _significance_names(name: str) -> Callable[[Workspace], list[str]]:
     return lambda ws: ["significance", "--results", str(_mutated(_renamed(name))(ws)), "-m", BM25, name, "-t", TASK,
-                       "--metrics", "ndcg_at_10", "--n-resamples", "99", "--out", str(ws.tmp / "out")]
+                       "--metrics", "ndcg_at_10", "--resamples", "99", "--out", str(ws.tmp / "out")]
 
 
 def _check_significance_names(name: str) -> Callable[[Workspace, Any], None]:
@@ -152,12 +152,12 @@ def _previous_output_kept(ws: Workspace) -> Any:
     """A significance run, then a rerun with other settings into the same folder whose last file is blocked."""
     out = ws.tmp / "out"
     argv = ["significance", "--results", str(_shared(ws)), "-m", BM25, "airbench-mteb/bm25 (b=0.75, k1=1.2)", "-t",
-            TASK, "--metrics", "ndcg_at_10", "--n-resamples", "99", "--out", str(out)]
+            TASK, "--metrics", "ndcg_at_10", "--resamples", "99", "--out", str(out)]
     assert _run(argv)[0] == 0
     before = {path.name: path.read_bytes() for path in out.iterdir()}
     (out / "significance.csv").unlink()
     (out / "significance.csv").mkdir()  # in the way of the last file
-    code, stderr = _run([*argv[:-4], "--n-resamples", "199", "--out", str(out)])
+    code, stderr = _run([*argv[:-4], "--resamples", "199", "--out", str(out)])
     return code, stderr, before
 
 

@@ -115,10 +115,8 @@ def _check_no_folder(ws: Workspace, outcome: tuple[int, bool]) -> None:
 
 CASES = [
     Case("uncertainty-compare-depth-one", argv=_compare("--depth", "1"), error="--depth"),
-    Case("uncertainty-compare-ci-setting-unknown", argv=_compare(), env={"AIRBENCH_MTEB_CI": "always"},
-         error="AIRBENCH_MTEB_CI"),
-    Case("uncertainty-compare-ci-resamples-not-a-number", argv=_compare(),
-         env={"AIRBENCH_MTEB_CI_RESAMPLES": "many"}, error="AIRBENCH_MTEB_CI_RESAMPLES"),
+    Case("uncertainty-compare-level-out-of-range", argv=_compare("--level", "1.5"), error="level 1.5"),
+    Case("uncertainty-compare-too-few-resamples", argv=_compare("--resamples", "5"), error="5 resamples"),
     Case("uncertainty-heatmap-marks-the-cells-holm-leaves-unsignificant",
          call=_heatmap(lambda ws: ws.shared("uncertainty_comparison")), check=_check_marks),
     Case("uncertainty-heatmap-of-a-comparison-without-intervals", call=_heatmap(_edited(_without_uncertainty)),

@@ -20,6 +20,8 @@ import numpy as np
 from airbench_mteb import __version__
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import OptionError
+from airbench_mteb.metrics.resampling import DEFAULT_RESAMPLING, Resampling
+from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.report.leaderboard.reading import LeaderboardError, Run, TaskScores, benchmark_entries, read_runs
 from airbench_mteb.report.leaderboard.table import (
     LEADERBOARD_METRICS,
@@ -47,7 +49,6 @@ from airbench_mteb.report.options import check_resampling_options
 from airbench_mteb.results.reading import ResultsFolder
 
 SPLITS = ("dev", "test")
-LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -62,29 +63,30 @@ class TabData:
     intervals: Mapping[str, Mapping[tuple[str, str], Interval]]  # task -> (metric, label) -> interval
 
 
-def check_options(split: str, n_resamples: int, seed: int, alpha: float) -> None:
+def check_options(split: str, resampling: Resampling, alpha: float) -> None:
     if split not in SPLITS:
         raise OptionError(f"split {split!r}: the leaderboard has {' and '.join(SPLITS)}")
-    check_resampling_options(n_resamples, seed, alpha=alpha)
+    check_resampling_options(resampling, alpha=alpha)
 
 
 def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Bench_24.05",
-                n_resamples: int = 9999, seed: int = 0, alpha: float = 0.05) -> Leaderboard:
+                resampling: Resampling = DEFAULT_RESAMPLING, correction: Correction = "holm",
+                alpha: float = 0.05) -> Leaderboard:
     """The AIR-Bench leaderboard of ``benchmark``'s version on ``split`` from the MTEB results in ``results``.
 
     Every tab (QA, Long-Doc) and every metric the leaderboard offers (:data:`LEADERBOARD_METRICS`), computed by the
     leaderboard's rules (:mod:`.table`); for the metrics kept per query (:data:`INTERVAL_METRICS`) each cell and
-    Average gets a 95 % bootstrap interval and each row a rank group (:mod:`.uncertainty`; ``n_resamples`` draws,
-    ``seed``, groups at ``alpha`` after Holm's adjustment).
+    Average gets a bootstrap interval and each row a rank group (:mod:`.uncertainty`; by ``resampling``, groups at
+    ``alpha`` after ``correction``).
 
     Raises:
-        OptionError: a split other than dev and test, resamples, seed or alpha out of range.
+        OptionError: a split other than dev and test, resamples, seed, level or alpha out of range.
         UnknownNameError: a benchmark MTEB does not register.
         LeaderboardError: not an AIR-Bench benchmark, no dataset of it with ``split``, or no result of it there.
         DatasetError: runs of one task scored on different data or queries, or per-query values missing or not
             reproducing their results file (rerun with ``--overwrite-strategy always``).
     """
-    check_options(split, n_resamples, seed, alpha)
+    check_options(split, resampling, alpha)
     version, entries = benchmark_entries(benchmark)
     entries = tuple(entry for entry in entries if split in entry.splits)
     if not entries:
@@ -93,15 +95,15 @@ def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Benc
     tabs, notes = {}, []
     for task_type in TAB_TITLES:
         typed = [entry for entry in entries if entry.task_type == task_type]
-        data = _tab_data(task_type, typed, runs, folder, split, n_resamples, seed)
+        data = _tab_data(task_type, typed, runs, folder, split, resampling)
         if data is None:
             continue
-        tabs[task_type] = {metric: _tab(data, metric, alpha, n_resamples, seed) for metric in LEADERBOARD_METRICS}
+        tabs[task_type] = {metric: _tab(data, metric, alpha, correction, resampling) for metric in LEADERBOARD_METRICS}
         notes += [f"{TAB_TITLES[task_type]} {column.name}: closed-book for every run (no qrels here), no value"
                   for column in data.closed_book]
     fingerprints = {r.result.task_name: r.result.dataset_revision for r in folder.found
                     if any(r.result.task_name == e.task_name for e in entries)}
-    return Leaderboard(version, split, tabs, __version__, dict(sorted(fingerprints.items())), n_resamples, seed,
+    return Leaderboard(version, split, tabs, __version__, dict(sorted(fingerprints.items())), resampling, correction,
                        alpha, tuple(notes))
 
 
@@ -111,7 +113,7 @@ def _column(entry: AirBenchEntry) -> Column:
 
 
 def _tab_data(task_type: str, entries: Sequence[AirBenchEntry], runs: Mapping[Run, Mapping[str, TaskScores]],
-              folder: ResultsFolder, split: str, n_resamples: int, seed: int) -> TabData | None:
+              folder: ResultsFolder, split: str, resampling: Resampling) -> TabData | None:
     tasks = {entry.task_name for entry in entries}
     rows = {run: {task: scores for task, scores in by_task.items() if task in tasks}
             for run, by_task in runs.items() if tasks & set(by_task)}
@@ -124,7 +126,7 @@ def _tab_data(task_type: str, entries: Sequence[AirBenchEntry], runs: Mapping[Ru
         if scored:
             columns.append(_column(entry))
             values[entry.task_name] = query_values(folder, scored, entry.task_name, split)
-            intervals[entry.task_name] = cell_intervals(values[entry.task_name], LEVEL, n_resamples, seed)
+            intervals[entry.task_name] = cell_intervals(values[entry.task_name], resampling)
         elif any(entry.task_name in by_task for by_task in rows.values()):
             closed.append(_column(entry))
     return TabData(task_type, tuple(columns), tuple(closed), rows, values, intervals)
@@ -141,7 +143,7 @@ def _cell(data: TabData, run: Run, column: Column, metric: str) -> Cell | None:
                 None if judged is None else float(judged))
 
 
-def _tab(data: TabData, metric: str, alpha: float, n_resamples: int, seed: int) -> Tab:
+def _tab(data: TabData, metric: str, alpha: float, correction: Correction, resampling: Resampling) -> Tab:
     """One metric of a tab: cells, Averages (unrounded cells, as the app's first table), Ranks; intervals and rank
     groups for a metric kept per query."""
     cells = {run: {column.name: cell for column in (*data.columns, *data.closed_book)
@@ -157,12 +159,12 @@ def _tab(data: TabData, metric: str, alpha: float, n_resamples: int, seed: int) 
     tests = []
     if vectors:
         grouped = [run for run in ordered if run in vectors]
-        numbers, p_values, adjusted = rank_groups([vectors[run] for run in grouped], alpha, n_resamples, seed)
+        numbers, p_values, adjusted = rank_groups([vectors[run] for run in grouped], alpha, correction, resampling)
         groups = dict(zip(grouped, numbers, strict=True))
         tests = [GroupTest(_name(upper), _name(lower), p, q)
                  for (upper, lower), p, q in zip(pairwise(grouped), p_values, adjusted, strict=True)]
     rows = tuple(Row(run.retriever, run.reranker, cells[run], averages[run], ranks[run],
-                     average_interval(vectors[run], LEVEL, n_resamples, seed) if run in vectors else None,
+                     average_interval(vectors[run], resampling) if run in vectors else None,
                      groups.get(run)) for run in ordered)
     return Tab(data.task_type, metric, data.columns, rows, tuple(tests), data.closed_book)
 

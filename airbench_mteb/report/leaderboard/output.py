@@ -9,7 +9,6 @@ row in the app).
 
 from __future__ import annotations
 
-import json
 from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -24,22 +23,18 @@ from airbench_mteb.data.files import (
 )
 from airbench_mteb.report.leaderboard.eval_results import EVAL_RESULTS, eval_result_files
 from airbench_mteb.report.leaderboard.page import render_page
-from airbench_mteb.report.leaderboard.render import to_csv, to_json, to_markdown
 from airbench_mteb.report.leaderboard.table import Leaderboard
+from airbench_mteb.report.protocol import json_text, renderings
 
-FILES = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "leaderboard.html")
-
-
-def _json_text(data: object) -> str:
-    return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+STEM = "leaderboard"
+FILES = (f"{STEM}.json", f"{STEM}.md", f"{STEM}.csv", f"{STEM}.html")
 
 
 def output_texts(board: Leaderboard, start: datetime) -> tuple[dict[str, str], dict[PurePosixPath, str]]:
     """(the four files' texts by name, the result files' texts by path under ``eval_results/<version>/``)."""
-    data = to_json(board)
-    tops = dict(zip(FILES, (_json_text(data), to_markdown(board), to_csv(board), render_page(data)), strict=True))
+    tops = {**renderings(board, STEM), FILES[-1]: render_page(board.to_json())}
     version = PurePosixPath(EVAL_RESULTS, board.version)
-    results = {relative.relative_to(version): _json_text(content)
+    results = {relative.relative_to(version): json_text(content)
                for relative, content in eval_result_files(board, start)}
     return tops, results
 

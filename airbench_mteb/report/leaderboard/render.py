@@ -17,16 +17,17 @@ from airbench_mteb.report.leaderboard.table import (
     Tab,
 )
 from airbench_mteb.report.leaderboard.uncertainty import INTERVAL_METRICS
-from airbench_mteb.report.text_format import markdown_text
+from airbench_mteb.report.text_format import adjusted_text, markdown_text, percent_text
 
 FORMAT = "airbench-mteb leaderboard"
 CSV_FIELDS = ("tab", "metric", "retriever", "reranker", "column", "value", "ci_low", "ci_high", "judged_at_10",
               "closed_book", "rank", "group")
-LEVEL_TEXT = "95 %"
 
 
 def legend(board: Leaderboard) -> list[str]:
-    """What each column and mark means: one sentence per item (the page, the Markdown)."""
+    """What each column and mark means: one sentence per item (the page, the Markdown); the choices read off the
+    board's record."""
+    resampling = board.resampling
     return [
         "Columns: a QA column is <domain>_<lang>, a Long-Doc column <domain>_<lang>_<dataset>; each cell is the "
         f"metric x 100 on the {board.split} split, rounded to 2 decimals, as the AIR-Bench leaderboard shows it.",
@@ -34,15 +35,15 @@ def legend(board: Leaderboard) -> list[str]:
         "rounded to 2 decimals; a domain or language filter recomputes it from the shown cells, as the "
         "leaderboard does.",
         "Rank: the rank of the Average, best first; equal Averages share the better rank.",
-        f"Interval ([low, high] or ± on hover): a {LEVEL_TEXT} bootstrap confidence interval (BCa, "
-        f"{board.n_resamples:,} resamples, seed {board.seed}) over the queries of the cell's task; an Average's "
-        "resamples the queries within each column's task (stratified bootstrap). Only metrics kept per query have "
-        f"them: {', '.join(INTERVAL_METRICS)}.",
+        f"Interval ([low, high] or ± on hover): a {percent_text(resampling.level)} bootstrap confidence interval "
+        f"({resampling.method}, {resampling.n_resamples:,} resamples, seed {resampling.seed}) over the queries of "
+        "the cell's task; an Average's resamples the queries within each column's task (stratified bootstrap). "
+        f"Only metrics kept per query have them: {', '.join(INTERVAL_METRICS)}.",
         "Judged@10: the share of the top 10 documents that has a relevance label (any, 0 included), in %; a low "
         "share means the score rests on unlabelled documents.",
         "Group: rows in the order of their Average; each is compared with the row above by a two-sided paired "
-        f"sign-flip test of the difference of their Averages ({board.n_resamples:,} sign vectors, exact when "
-        f"fewer), p-values Holm-adjusted over those comparisons; a row not significantly different (alpha "
+        f"sign-flip test of the difference of their Averages ({resampling.n_resamples:,} sign vectors, exact when "
+        f"fewer), p-values {adjusted_text(board.correction)} over those comparisons; a row not significantly different (alpha "
         f"{board.alpha}) shares the group of the row above. Rows with Average -1 get none.",
         "closed-book: the split was searched without its qrels (AIR-Bench test qrels are gated), so there is no "
         "score; package the rankings for the AIR-Bench leaderboard (airbench-mteb package-submission).",
@@ -80,8 +81,8 @@ def to_json(board: Leaderboard) -> dict[str, Any]:
             "metrics": {metric: _tab_json(tab) for metric, tab in by_metric.items()}}
     return {"format": FORMAT, "version": board.version, "split": board.split, "plugin_version": board.plugin_version,
             "fingerprints": dict(board.fingerprints),
-            "resampling": {"method": "BCa", "level": 0.95, "n_resamples": board.n_resamples, "seed": board.seed,
-                           "alpha": board.alpha, "correction": "holm"},
+            "resampling": {"method": board.resampling.method, "level": board.resampling.level,
+                           **board.resampling.draws(), "alpha": board.alpha, "correction": board.correction},
             "legend": legend(board), "notes": list(board.notes), "tabs": tabs}
 
 

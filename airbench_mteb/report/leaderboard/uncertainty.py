@@ -4,7 +4,7 @@ All from the per-query values the plugin keeps beside each result (:mod:`airbenc
 read and held to their results file by :func:`airbench_mteb.results.panel.score_matrix`), x 100
 as the table shows them:
 
-- a cell's 95 % interval: the bootstrap over the task's queries
+- a cell's interval (95 % by default): the bootstrap over the task's queries
   (:func:`airbench_mteb.metrics.bootstrap.bootstrap_cis`, BCa);
 - an Average's: the stratified bootstrap, queries resampled within each column's task
   (:func:`airbench_mteb.metrics.uncertainty.stratified_bootstrap_mean_of_means`) -- the Average is
@@ -12,7 +12,7 @@ as the table shows them:
 - rank groups: rows in the order of their Average, each compared with the row above it by the
   paired sign-flip test of the difference of their Averages
   (:func:`airbench_mteb.metrics.uncertainty.benchmark_paired_test`), the p-values of these adjacent
-  comparisons Holm-adjusted (:func:`airbench_mteb.metrics.significance.adjust_p_values`); a row
+  comparisons adjusted (Holm's by default, :func:`airbench_mteb.metrics.significance.adjust_p_values`); a row
   starts a new group when its adjusted p-value is below alpha, else it shares the group above.
 """
 
@@ -25,7 +25,8 @@ import numpy as np
 
 from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.per_query import KEPT_METRICS
-from airbench_mteb.metrics.significance import adjust_p_values
+from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.metrics.significance import Correction, adjust_p_values
 from airbench_mteb.metrics.uncertainty import benchmark_paired_test, stratified_bootstrap_mean_of_means
 from airbench_mteb.report.leaderboard.table import LEADERBOARD_METRICS, Interval
 from airbench_mteb.results.panel import QuerySet, resolved, score_matrix, set_results
@@ -50,34 +51,33 @@ def query_values(folder: ResultsFolder, labels: Sequence[str], task: str,
     return values
 
 
-def cell_intervals(values: Mapping[str, Mapping[str, np.ndarray]], level: float, n_resamples: int,
-                   seed: int) -> dict[tuple[str, str], Interval]:
+def cell_intervals(values: Mapping[str, Mapping[str, np.ndarray]],
+                   resampling: Resampling) -> dict[tuple[str, str], Interval]:
     """``{(metric, label): interval}`` of one task: one set of resamples serves every run and metric (same queries)."""
     vectors = {(metric, label): vector for metric, by_label in values.items() for label, vector in by_label.items()}
     if not vectors or len(next(iter(vectors.values()))) < 2:  # a bootstrap needs two queries
         return {}
     keys = list(vectors)
-    intervals = bootstrap_cis({str(i): vectors[key] for i, key in enumerate(keys)}, level=level,
-                              n_resamples=n_resamples, seed=seed)
+    intervals = bootstrap_cis({str(i): vectors[key] for i, key in enumerate(keys)}, **resampling.interval())
     return {key: Interval(intervals[str(i)].low, intervals[str(i)].high, intervals[str(i)].method)
             for i, key in enumerate(keys)}
 
 
-def average_interval(per_column: Sequence[np.ndarray], level: float, n_resamples: int, seed: int) -> Interval | None:
+def average_interval(per_column: Sequence[np.ndarray], resampling: Resampling) -> Interval | None:
     """The interval of an Average: queries resampled within each column's task (None with a column of < 2 queries)."""
     if not per_column or min(len(vector) for vector in per_column) < 2:
         return None
-    interval = stratified_bootstrap_mean_of_means(per_column, level=level, n_resamples=n_resamples, seed=seed)
+    interval = stratified_bootstrap_mean_of_means(per_column, **resampling.interval())
     return Interval(interval.low, interval.high, interval.method)
 
 
-def rank_groups(ordered: Sequence[Sequence[np.ndarray]], alpha: float, n_resamples: int,
-                seed: int) -> tuple[list[int], list[float], list[float]]:
+def rank_groups(ordered: Sequence[Sequence[np.ndarray]], alpha: float, correction: Correction,
+                resampling: Resampling) -> tuple[list[int], list[float], list[float]]:
     """Group of each row (best Average first; each a per-column list of per-query values), and the p-values of
-    the adjacent comparisons (row i - 1 against row i) before and after Holm's adjustment."""
-    p_values = [benchmark_paired_test(upper, lower, n_resamples=n_resamples, seed=seed).p_value
+    the adjacent comparisons (row i - 1 against row i) before and after ``correction``."""
+    p_values = [benchmark_paired_test(upper, lower, **resampling.draws()).p_value
                 for upper, lower in pairwise(ordered)]
-    adjusted = [float(p) for p in adjust_p_values(p_values, "holm")] if p_values else []
+    adjusted = [float(p) for p in adjust_p_values(p_values, correction)] if p_values else []
     groups = [1] * len(ordered)
     for i, p in enumerate(adjusted, start=1):
         groups[i] = groups[i - 1] + (p < alpha)

@@ -11,25 +11,25 @@ task-level comparison of the report). With a benchmark, each model's mean over i
 averages them) gets a stratified bootstrap interval, every pair a paired test of the difference,
 and with 3 or more models each model a rank interval.
 
-The result is a :class:`SignificanceReport` that renders itself to JSON, CSV, Markdown and LaTeX;
-:func:`write_significance` writes the four files. Nothing here prints. The work is split by job:
-:mod:`.reading` (options, results, per-query files held to their results), :mod:`.alignment` (the
-entries every model was scored on, vectors paired by query id), :mod:`.computing` (the figures),
-:mod:`.records` (what is found) and :mod:`.rendering` (Markdown, LaTeX, CSV).
+The result is a :class:`SignificanceReport` that renders itself to JSON, CSV, Markdown and LaTeX
+(:class:`~airbench_mteb.report.protocol.Report`); :func:`write_significance` writes the four files.
+Nothing here prints. The work is split by job: :mod:`.reading` (options, results, per-query files held
+to their results), :mod:`.alignment` (the entries every model was scored on, vectors paired by query
+id), :mod:`.computing` (the figures), :mod:`.records` (what is found) and :mod:`.rendering` (Markdown,
+LaTeX, CSV).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from airbench_mteb.data.files import all_or_none
-from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.metrics.resampling import DEFAULT_RESAMPLING, TEST, Resampling
 from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.report.bias_significance import compare_biases
+from airbench_mteb.report.protocol import write_report_files
 from airbench_mteb.report.significance.alignment import bias_scores, task_entries
 from airbench_mteb.report.significance.computing import adjusted, benchmark_level, compare_entries
 from airbench_mteb.report.significance.reading import check_options, model_results, task_names
@@ -38,7 +38,7 @@ from airbench_mteb.report.significance.records import (
     FAMILY,
     FILES,
     MAIN_SCORE,
-    TEST,
+    STEM,
     BenchmarkComparison,
     BenchmarkLevel,
     BenchmarkModel,
@@ -73,8 +73,8 @@ class SignificanceReport(ReportContent):
 def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] = (),
                  benchmark: str | Benchmark | None = None,
                  metrics: Sequence[str] | None = None, splits: Sequence[str] | None = None,
-                 correction: Correction = "holm", n_resamples: int = 9999, seed: int = 0, alpha: float = 0.05,
-                 level: float = 0.95) -> SignificanceReport:
+                 correction: Correction = "holm", resampling: Resampling = DEFAULT_RESAMPLING,
+                 alpha: float = 0.05) -> SignificanceReport:
     """Compare every pair of ``models`` on ``tasks`` (and the tasks of ``benchmark``) from their kept per-query scores.
 
     Args:
@@ -85,8 +85,8 @@ def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] =
         metrics: MTEB metric names kept per query (``ndcg_at_10``, ...); default ``main_score``, each task's own.
         splits: only these splits; default every scored split (closed-book splits are left out, with a note).
         correction: how p-values are adjusted over the report's family of comparisons.
-        n_resamples, seed: bootstrap resamples and random sign vectors, and their seed.
-        alpha, level: significance level of the tables' markers; confidence level of the intervals.
+        resampling: bootstrap resamples and random sign vectors, their seed, and the intervals' level and method.
+        alpha: significance level of the tables' markers.
 
     A co*cktail ``mixed`` subset also gets every model pair's source bias compared (``source_bias``:
     Relative Δ_A - Δ_B of each compared metric that source bias is computed for), a family of its own.
@@ -101,30 +101,23 @@ def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] =
             or kept scores that do not reproduce the results file's (a value not finite, a mean that is not
             the results' score).
     """
-    check_options(models, correction, n_resamples, seed, alpha, level)
+    check_options(models, correction, resampling, alpha)
     names, bench_name, benchmark_tasks = task_names(tasks, benchmark)
     wanted = tuple(dict.fromkeys(metrics or (MAIN_SCORE,)))
     found = model_results(results, models, names)
     notes: list[str] = []
     entries = [entry for task in names for entry in task_entries(task, found, wanted, splits, notes)]
-    comparisons = adjusted(compare_entries(entries, n_resamples, seed, level), correction)
+    comparisons = adjusted(compare_entries(entries, resampling), correction)
     report_models = tuple(found)
     levels = tuple(benchmark_level(bench_name, metric, [e for e in entries if e.task in benchmark_tasks],
-                                   report_models, correction, n_resamples, seed, level)
+                                   report_models, correction, resampling)
                    for metric in wanted) if benchmark else ()
-    resampling = Resampling(n_resamples=n_resamples, seed=seed, level=level)
     biases = compare_biases([scores for entry in entries if (scores := bias_scores(entry)) is not None], resampling,
                             correction)
-    return SignificanceReport(report_models, tuple(comparisons), correction, n_resamples, seed, alpha, level, levels,
-                              biases, tuple(notes))
+    return SignificanceReport(report_models, tuple(comparisons), correction, resampling, alpha, levels, biases,
+                              tuple(notes))
 
 
 def write_significance(report: SignificanceReport, out: Path) -> list[Path]:
-    """``significance.json``, ``.md``, ``.tex`` and ``.csv`` in ``out``; returns their paths."""
-    texts = (json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n", report.to_markdown(),
-             report.to_latex(), report.to_csv())
-    paths = [out / name for name in FILES]
-    with all_or_none(out) as open_file:
-        for path, text in zip(paths, texts, strict=True):
-            open_file(path).write(text)
-    return paths
+    """``significance.json``, ``.md``, ``.tex`` and ``.csv`` (:data:`FILES`) in ``out``; returns their paths."""
+    return write_report_files(report, out, STEM)

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from airbench_mteb.metrics.bootstrap import paired_bootstrap_ci
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import (
     Correction,
     adjust_p_values,
@@ -24,22 +25,21 @@ from airbench_mteb.report.significance.alignment import Entry
 from airbench_mteb.report.significance.records import BenchmarkComparison, BenchmarkLevel, BenchmarkModel, Comparison
 
 
-def compare_entries(entries: Sequence[Entry], n_resamples: int, seed: int, level: float) -> list[Comparison]:
+def compare_entries(entries: Sequence[Entry], resampling: Resampling) -> list[Comparison]:
     comparisons = []
     for entry in entries:
         models = list(entry.values)
         for metric in dict.fromkeys(entry.metrics.values()):
             for i, model_a in enumerate(models):
                 for model_b in models[i + 1:]:
-                    comparisons.append(_compare(entry, metric, model_a, model_b, n_resamples, seed, level))
+                    comparisons.append(_compare(entry, metric, model_a, model_b, resampling))
     return comparisons
 
 
-def _compare(entry: Entry, metric: str, model_a: str, model_b: str, n_resamples: int, seed: int,
-             level: float) -> Comparison:
+def _compare(entry: Entry, metric: str, model_a: str, model_b: str, resampling: Resampling) -> Comparison:
     a, b = entry.values[model_a][metric], entry.values[model_b][metric]
-    interval = paired_bootstrap_ci(a, b, level=level, n_resamples=n_resamples, seed=seed)
-    test = paired_randomization_test(a, b, n_resamples=n_resamples, seed=seed)
+    interval = paired_bootstrap_ci(a, b, **resampling.interval())
+    test = paired_randomization_test(a, b, **resampling.draws())
     counts = wins_ties_losses(a, b)
     return Comparison(entry.task, entry.split, entry.subset, metric, model_a, model_b, len(a), float(a.mean()),
                       float(b.mean()), float(a.mean() - b.mean()), interval.low, interval.high, test.p_value,
@@ -53,7 +53,7 @@ def adjusted(comparisons: list[Comparison], correction: Correction) -> list[Comp
 
 
 def benchmark_level(benchmark: str, metric: str, entries: Sequence[Entry], models: Sequence[str],
-                     correction: Correction, n_resamples: int, seed: int, level: float) -> BenchmarkLevel:
+                     correction: Correction, resampling: Resampling) -> BenchmarkLevel:
     """Each model's mean over the benchmark's tasks, as MTEB averages them: the mean over tasks of each task's
     mean over its scored splits and subsets. Every split and subset is a stratum whose queries are resampled
     on their own; stratum ``s`` of a task with ``E`` of them among ``T`` tasks is scaled by ``S / (T E)`` so
@@ -63,9 +63,9 @@ def benchmark_level(benchmark: str, metric: str, entries: Sequence[Entry], model
     scale = [len(entries) / (len(tasks) * per_task[entry.task]) for entry in entries]
     strata = {model: [entry.values[model][entry.metrics[metric]] * factor
                       for entry, factor in zip(entries, scale, strict=True)] for model in models}
-    intervals = {model: stratified_bootstrap_mean_of_means(strata[model], level=level, n_resamples=n_resamples,
-                                                           seed=seed) for model in models}
-    ranks = rank_intervals(strata, level=level, n_resamples=n_resamples, seed=seed) if len(models) >= 3 else {}
+    intervals = {model: stratified_bootstrap_mean_of_means(strata[model], **resampling.interval())
+                 for model in models}
+    ranks = rank_intervals(strata, level=resampling.level, **resampling.draws()) if len(models) >= 3 else {}
     scores = tuple(BenchmarkModel(model, interval.estimate, interval.low, interval.high, interval.method,
                                   *(_rank_fields(ranks.get(model))))
                    for model, interval in intervals.items())
@@ -73,8 +73,8 @@ def benchmark_level(benchmark: str, metric: str, entries: Sequence[Entry], model
     for i, model_a in enumerate(models):
         for model_b in models[i + 1:]:
             differences = [a - b for a, b in zip(strata[model_a], strata[model_b], strict=True)]
-            interval = stratified_bootstrap_mean_of_means(differences, level=level, n_resamples=n_resamples, seed=seed)
-            test = benchmark_paired_test(strata[model_a], strata[model_b], n_resamples=n_resamples, seed=seed)
+            interval = stratified_bootstrap_mean_of_means(differences, **resampling.interval())
+            test = benchmark_paired_test(strata[model_a], strata[model_b], **resampling.draws())
             pairs.append(BenchmarkComparison(model_a, model_b, intervals[model_a].estimate,
                                              intervals[model_b].estimate, interval.estimate, interval.low,
                                              interval.high, test.p_value, test.p_value, test.exact))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import OptionError
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import CORRECTIONS
 from airbench_mteb.names import benchmark_named, check_task_names
 from airbench_mteb.report.options import check_resampling_options
@@ -20,13 +21,12 @@ if TYPE_CHECKING:
     from mteb import Benchmark
 
 
-def check_options(models: Sequence[str], correction: str, n_resamples: int, seed: int, alpha: float,
-                  level: float) -> None:
+def check_options(models: Sequence[str], correction: str, resampling: Resampling, alpha: float) -> None:
     if len(set(models)) < 2:
         raise OptionError(f"a comparison needs at least two different models, got {list(models)!r}")
     if correction not in CORRECTIONS:
         raise OptionError(f"unknown correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
-    check_resampling_options(n_resamples, seed, alpha=alpha, level=level)
+    check_resampling_options(resampling, alpha=alpha)
 
 
 def task_names(tasks: Sequence[str],

@@ -11,12 +11,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.report.bias_significance import BiasComparison, bias_json
 
-TEST = "paired-randomization"
 MAIN_SCORE = "main_score"  # the metric name that stands for each task's own main score
-FILES = ("significance.json", "significance.md", "significance.tex", "significance.csv")
+STEM = "significance"  # the files' name: significance.json, .md, .tex and .csv
+FILES = tuple(f"{STEM}.{suffix}" for suffix in ("json", "md", "tex", "csv"))
 FAMILY = "every task-level comparison in this report: task x split x subset x metric x model pair"
 BENCHMARK_FAMILY = "every model pair on the benchmark mean, per metric"
 
@@ -107,16 +108,15 @@ class BenchmarkLevel:
 
 @dataclass(frozen=True)
 class ReportContent:
-    """Every comparison of the report, how it was computed, and the benchmark level when one was asked for
-    (:class:`~airbench_mteb.report.significance.SignificanceReport` adds its renderings)."""
+    """Every comparison of the report, how it was computed (``resampling``, ``correction``, ``alpha``), and the
+    benchmark level when one was asked for (:class:`~airbench_mteb.report.significance.SignificanceReport` adds its
+    renderings)."""
 
     models: tuple[str, ...]
     comparisons: tuple[Comparison, ...]
     correction: Correction
-    n_resamples: int
-    seed: int
+    resampling: Resampling
     alpha: float
-    level: float
     benchmark: tuple[BenchmarkLevel, ...] = ()
     source_bias: tuple[BiasComparison, ...] = ()  # co*cktail mixed subsets: the models' Relative Δs compared
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -127,8 +127,9 @@ class ReportContent:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "test": TEST, "n_resamples": self.n_resamples, "seed": self.seed, "correction": self.correction,
-            "family_size": self.family_size, "family": FAMILY, "alpha": self.alpha, "level": self.level,
+            "test": self.resampling.test, "n_resamples": self.resampling.n_resamples, "seed": self.resampling.seed,
+            "correction": self.correction, "family_size": self.family_size, "family": FAMILY, "alpha": self.alpha,
+            "level": self.resampling.level,
             "models": list(self.models), "comparisons": [c.to_json() for c in self.comparisons]}
         if self.benchmark:
             data["benchmark"] = [level.to_json() for level in self.benchmark]

@@ -22,7 +22,7 @@ from airbench_mteb.report.significance.records import (
     Comparison,
     ReportContent,
 )
-from airbench_mteb.report.text_format import markdown_text, p_text, tex
+from airbench_mteb.report.text_format import correction_text, markdown_text, p_text, tex
 
 
 def _letters(models: Sequence[str]) -> dict[str, str]:
@@ -75,17 +75,13 @@ def _metrics(report: ReportContent) -> list[str]:
 
 
 def _method_sentence(report: ReportContent) -> str:
-    return (f"Two-sided paired randomization (sign-flip) test over queries, {report.n_resamples:,} seeded sign "
-            f"vectors (seed {report.seed}; exact over the 2^k of the k queries that differ when that is fewer), "
+    resampling = report.resampling
+    return (f"Two-sided paired randomization (sign-flip) test over queries, {resampling.n_resamples:,} seeded sign "
+            f"vectors (seed {resampling.seed}; exact over the 2^k of the k queries that differ when that is fewer), "
             f"p = (count + 1) / (n + 1); "
-            f"{_correction_name(report.correction)} over {report.family_size} comparisons ({FAMILY}); "
-            f"alpha = {report.alpha}. Intervals: paired bootstrap, {report.level:.0%}, {report.n_resamples:,} "
-            "resamples.")
-
-
-def _correction_name(correction: str) -> str:
-    return {"holm": "Holm correction", "bonferroni": "Bonferroni correction", "bh": "Benjamini-Hochberg correction",
-            "none": "no correction"}[correction]
+            f"{correction_text(report.correction)} over {report.family_size} comparisons ({FAMILY}); "
+            f"alpha = {report.alpha}. Intervals: paired bootstrap, {resampling.level:.0%}, "
+            f"{resampling.n_resamples:,} resamples.")
 
 
 def render_markdown(report: ReportContent) -> str:
@@ -179,15 +175,15 @@ def render_latex(report: ReportContent) -> str:
             row = [_tex_cell(values[key].get(model), best[key]) for key in keys]
             rows.append(f"({letters[model]}) {tex(model)} & " + " & ".join(row) + r" \\")
         caption = (f"{tex(metric)}. Best value per column in bold; a superscript lists the models (by letter) a row "
-                   f"is significantly better than: two-sided paired randomization test, {report.n_resamples:,} "
-                   f"permutations, {_correction_name(report.correction)} over {report.family_size} comparisons, "
+                   f"is significantly better than: two-sided paired randomization test, {report.resampling.n_resamples:,} "
+                   f"permutations, {correction_text(report.correction)} over {report.family_size} comparisons, "
                    f"$\\alpha = {report.alpha}$.")
         tables.append("\n".join([
             r"\begin{table}[t]", r"\centering", f"\\caption{{{caption}}}",
             r"\begin{tabular}{l" + "r" * len(keys) + "}", r"\toprule",
             "Model & " + " & ".join(titles) + r" \\", r"\midrule", *rows, r"\bottomrule", r"\end{tabular}",
             r"\end{table}"]))
-    tables.append(bias_latex(report.source_bias, _correction_name(report.correction), report.n_resamples))
+    tables.append(bias_latex(report.source_bias, report.correction, report.resampling))
     return "% requires \\usepackage{booktabs}\n" + "\n\n".join(table for table in tables if table) + "\n"
 
 
