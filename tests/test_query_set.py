@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from airbench_mteb.metrics.resampling import Resampling
 from tests.bad_inputs.cases_query_set import (
     BM25,
     JUDGED_ZERO,
@@ -63,7 +64,7 @@ def test_significance_compares_mrr_of_the_plugins_own_results(folder: Path) -> N
     from airbench_mteb.report.significance import significance
 
     report = significance(folder / "results", [BM25, TUNED], tasks=[TASK], metrics=["mrr_at_10", "ndcg_at_10"],
-                          n_resamples=999)
+                          resampling=Resampling(n_resamples=999))
     (ids, a), (_, b) = (independent_scores(folder, n) for n in (0, 1))
     assert [c.metric for c in report.comparisons] == ["mrr_at_10", "ndcg_at_10"]
     for comparison in report.comparisons:
@@ -94,7 +95,7 @@ def test_an_edit_that_keeps_every_mean_is_refused_wherever_kept_scores_are_read(
     found = next(r for r in read_results(results, None, [TASK]).found if r.label == BM25)
     for read in (lambda: kept_vectors(found, "judged_at_10"),
                  lambda: significance(results, [BM25, TUNED], tasks=[TASK], metrics=["judged_at_10"],
-                                      n_resamples=999)):
+                                      resampling=Resampling(n_resamples=999))):
         with pytest.raises(DatasetError, match="per_query_sha256") as error:
             read()
         assert str(kept_path) in str(error.value)

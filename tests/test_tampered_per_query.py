@@ -37,11 +37,11 @@ def _commands(results: Path, out: Path) -> dict[str, list[str]]:
     """Every command that reads per-query files, on the three BM25 settings' results."""
     return {
         "significance": ["significance", "--results", str(results), "-m", BM25, TUNED, "-t", TASK,
-                         "--metrics", "judged_at_10", "--n-resamples", "99", "--out", str(out / "significance")],
+                         "--metrics", "judged_at_10", "--resamples", "99", "--out", str(out / "significance")],
         "consistency": ["consistency", "--results", str(results), "-m", BM25, TUNED, THIRD, "--generated", TASK,
                         "--human", SECOND, "--generated-split", "dev", "--human-split", "dev", "--no-corpus-check",
-                        "--n-resamples", "99", "--out", str(out / "consistency")],
-        "leaderboard": ["leaderboard", "--results", str(results), "--split", "dev", "--n-resamples", "99",
+                        "--resamples", "99", "--out", str(out / "consistency")],
+        "leaderboard": ["leaderboard", "--results", str(results), "--split", "dev", "--resamples", "99",
                         "--out", str(out / "leaderboard")],
     }
 
