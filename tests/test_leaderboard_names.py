@@ -23,8 +23,9 @@ from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.folder_names import FOLDER_BYTES, check_distinct, folder_name
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.report.leaderboard import output as output_module
+from airbench_mteb.report.leaderboard.board import Leaderboard
 from airbench_mteb.report.leaderboard.output import write_leaderboard
-from airbench_mteb.report.leaderboard.table import Cell, Column, Leaderboard, Row, Tab, leaderboard_average
+from airbench_mteb.report.leaderboard.table import Cell, Column, Row, Tab, leaderboard_average
 
 VERSION = "AIR-Bench_24.05"
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -159,7 +160,7 @@ def test_a_refused_write_makes_no_folder(tmp_path: Path) -> None:
 
 
 def test_csv_quoting_round_trips_every_text() -> None:
-    from airbench_mteb.report.leaderboard.render import to_csv
+    from airbench_mteb.report.leaderboard.board import to_csv
 
     names = {(name, "NoReranker"): (0.5, 0.25) for name in ('a,"b"', "line\r\nbreak", "=1+1")}
     read = list(csv.DictReader(io.StringIO(to_csv(board_of(names)), newline="")))

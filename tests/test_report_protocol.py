@@ -19,7 +19,8 @@ from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.report.by_attribute import AttributeReport, GroupScore
 from airbench_mteb.report.compare import Comparison
 from airbench_mteb.report.consistency import GENERATED, HUMAN, ConsistencyReport, MetricConsistency, ModelScore
-from airbench_mteb.report.leaderboard.table import Cell, Column, Leaderboard, Row, Tab
+from airbench_mteb.report.leaderboard.board import Leaderboard
+from airbench_mteb.report.leaderboard.table import Cell, Column, Row, Tab
 from airbench_mteb.report.protocol import Report, json_text, renderings, write_report_files
 from airbench_mteb.report.significance import Comparison as Paired
 from airbench_mteb.report.significance import SignificanceReport

@@ -184,10 +184,11 @@ def _kept_vectors(ws: Workspace, metric: str, root: Path | None = None) -> list[
 
 
 def _library_call(ws: Workspace) -> Any:
+    from airbench_mteb.metrics.resampling import Resampling
     from airbench_mteb.report.significance import significance
 
     return significance(_shared(ws), [BM25, TUNED], tasks=[TASK], metrics=["ndcg_at_10", "mrr_at_10"],
-                        n_resamples=999)
+                        resampling=Resampling(n_resamples=999))
 
 
 def _check_library(ws: Workspace, report: Any) -> None:

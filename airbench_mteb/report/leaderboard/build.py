@@ -22,6 +22,7 @@ from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import OptionError
 from airbench_mteb.metrics.resampling import DEFAULT_RESAMPLING, Resampling
 from airbench_mteb.metrics.significance import Correction
+from airbench_mteb.report.leaderboard.board import Leaderboard
 from airbench_mteb.report.leaderboard.reading import LeaderboardError, Run, TaskScores, benchmark_entries, read_runs
 from airbench_mteb.report.leaderboard.table import (
     LEADERBOARD_METRICS,
@@ -31,7 +32,6 @@ from airbench_mteb.report.leaderboard.table import (
     Column,
     GroupTest,
     Interval,
-    Leaderboard,
     Row,
     Tab,
     column_name,

@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from airbench_mteb.data.folder_names import check_distinct
-from airbench_mteb.report.leaderboard.table import Leaderboard
+from airbench_mteb.report.leaderboard.board import Leaderboard
 
 EVAL_RESULTS = "eval_results"
 

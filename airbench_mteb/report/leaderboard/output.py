@@ -21,9 +21,9 @@ from airbench_mteb.data.files import (
     make_folder,
     output_folder,
 )
+from airbench_mteb.report.leaderboard.board import Leaderboard
 from airbench_mteb.report.leaderboard.eval_results import EVAL_RESULTS, eval_result_files
 from airbench_mteb.report.leaderboard.page import render_page
-from airbench_mteb.report.leaderboard.table import Leaderboard
 from airbench_mteb.report.protocol import json_text, renderings
 
 STEM = "leaderboard"

@@ -15,7 +15,7 @@ PLACEHOLDER = "__DATA__"
 
 
 def render_page(data: dict[str, Any]) -> str:
-    """The page with ``data`` (:func:`~airbench_mteb.report.leaderboard.render.to_json`) inlined."""
+    """The page with ``data`` (:func:`~airbench_mteb.report.leaderboard.board.to_json`) inlined."""
     template = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
     # "<" escaped: no text of the data can close the script block or open a comment in it
     payload = json.dumps(data, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")

@@ -17,13 +17,9 @@ The rules are those of the ``AIR-Bench/leaderboard`` Space (facts read from its 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
-
-from airbench_mteb.metrics.resampling import Resampling
-from airbench_mteb.metrics.significance import Correction
 
 MISSING_AVERAGE = -1.0  # the app's Average of a row that lacks a selected column
 NO_RERANKER = "NoReranker"  # the app's name of a first stage used alone
@@ -166,37 +162,3 @@ class Tab:
         return {(row.retriever, row.reranker): leaderboard_average(
                     [None if (cell := row.cells.get(c.name)) is None else cell.shown for c in columns])
                 for row in self.rows}
-
-
-@dataclass(frozen=True)
-class Leaderboard:
-    """The tables of one benchmark version on one split: ``tabs[task type][metric]``."""
-
-    version: str
-    split: str
-    tabs: Mapping[str, Mapping[str, Tab]]
-    plugin_version: str
-    fingerprints: Mapping[str, str]  # task -> the data fingerprint its results were computed on
-    resampling: Resampling  # of the intervals and the rank groups' tests
-    correction: Correction  # of the rank groups' p-values
-    alpha: float
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    # The renderings (:class:`~airbench_mteb.report.protocol.Report`) are in .render, which reads this module's types.
-    def to_json(self) -> dict[str, Any]:
-        from airbench_mteb.report.leaderboard.render import to_json
-
-        return to_json(self)
-
-    def to_markdown(self) -> str:
-        from airbench_mteb.report.leaderboard.render import to_markdown
-
-        return to_markdown(self)
-
-    def to_csv(self) -> str:
-        from airbench_mteb.report.leaderboard.render import to_csv
-
-        return to_csv(self)
-
-    def tab(self, task_type: str, metric: str | None = None) -> Tab:
-        return self.tabs[task_type][metric or DEFAULT_METRICS[task_type]]

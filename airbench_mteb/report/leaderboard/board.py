@@ -1,19 +1,22 @@
-"""The leaderboard as JSON (``leaderboard.json``, also what the page reads), Markdown and CSV; and the legend."""
+"""The leaderboard of one benchmark version and split (:class:`Leaderboard`), and its renderings: JSON
+(``leaderboard.json``, also what the page reads), Markdown and CSV; and the legend."""
 
 from __future__ import annotations
 
 import csv
 import io
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.report.leaderboard.table import (
     DEFAULT_METRICS,
     MISSING_AVERAGE,
     TAB_TITLES,
     Cell,
     Interval,
-    Leaderboard,
     Tab,
 )
 from airbench_mteb.report.leaderboard.uncertainty import INTERVAL_METRICS
@@ -22,6 +25,34 @@ from airbench_mteb.report.text_format import adjusted_text, markdown_text, perce
 FORMAT = "airbench-mteb leaderboard"
 CSV_FIELDS = ("tab", "metric", "retriever", "reranker", "column", "value", "ci_low", "ci_high", "judged_at_10",
               "closed_book", "rank", "group")
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """The tables of one benchmark version on one split: ``tabs[task type][metric]``."""
+
+    version: str
+    split: str
+    tabs: Mapping[str, Mapping[str, Tab]]
+    plugin_version: str
+    fingerprints: Mapping[str, str]  # task -> the data fingerprint its results were computed on
+    resampling: Resampling  # of the intervals and the rank groups' tests
+    correction: Correction  # of the rank groups' p-values
+    alpha: float
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def tab(self, task_type: str, metric: str | None = None) -> Tab:
+        return self.tabs[task_type][metric or DEFAULT_METRICS[task_type]]
+
+    # Its renderings (:class:`~airbench_mteb.report.protocol.Report`): this module's functions below.
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+    def to_markdown(self) -> str:
+        return to_markdown(self)
+
+    def to_csv(self) -> str:
+        return to_csv(self)
 
 
 def legend(board: Leaderboard) -> list[str]:
