@@ -9,7 +9,6 @@ without encoding anything again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write, make_folder
+from airbench_mteb.data.files import atomic_write, make_folder, read_json
 from airbench_mteb.report import ReportRequest, register_plot
 
 PLOT_DATA = "plot_data.json"  # named also in generation/cocktail/quality_output.py; neither layer imports the other
@@ -95,7 +94,7 @@ def read_plot_data(folder: Path) -> dict[str, Any]:
     path = folder / PLOT_DATA
     if not path.is_file():
         raise DatasetError(f"not a folder written by `generate cocktail-report` (no {PLOT_DATA})", path=path)
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json(path)  # malformed JSON: a DatasetError naming the file and line
 
 
 @register_plot("cocktail-quality")

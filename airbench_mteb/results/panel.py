@@ -43,13 +43,19 @@ def set_results(folder: ResultsFolder, labels: Sequence[str], query_set: QuerySe
         raise DatasetError(f"no results of model {missing[0]!r} on task {query_set.task!r} in {folder.path}: "
                            "run it there")
     found = {label: by_label[label] for label in labels}
-    data = {label: split_data(result, query_set.split) for label, result in found.items()}
+    check_same_data(query_set.task, found, query_set.split)
+    return found
+
+
+def check_same_data(task: str, found: Mapping[str, ModelTaskResult], split: str) -> None:
+    """The one rule of every report that sets models side by side: their scores of ``split`` rest on the same data
+    (:func:`split_data`); else a DatasetError naming both files."""
+    data = {label: split_data(result, split) for label, result in found.items()}
     (first, result), *others = found.items()
     for label, other in others:
         if data[label] != data[first]:
-            raise DatasetError(f"{query_set.task}: {first} was scored on data {data[first]!r} ({result.path}), {label} "
+            raise DatasetError(f"{task}: {first} was scored on data {data[first]!r} ({result.path}), {label} "
                                f"on {data[label]!r} ({other.path}): rerun both on the same data")
-    return found
 
 
 def split_data(found: ModelTaskResult, split: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from airbench_mteb.metrics.resampling import Resampling
 from tests.bad_inputs.cases_significance import (
     _corrupt_kept,
+    _dev_data_other,
     _edit_kept,
     _edit_result,
     _every_score_changed,
@@ -151,13 +152,6 @@ def _check_two_configurations(ws: Workspace, board: Any) -> None:
     bm25 = {name: score for name, score in rows.items() if name.startswith("airbench-mteb/bm25 [")}
     assert len(rows) == 3 and sorted(bm25.values()) == sorted([0.5, original]), rows
     assert sorted(bm25) == ["airbench-mteb/bm25 [2]", "airbench-mteb/bm25 [2__top10]"], rows
-
-
-def _dev_data_other(root: Path) -> None:
-    """The tuned BM25 on other data, its dev split's included (what the dev table compares)."""
-    _one_model_on_other_data(root)
-    _edit_result(_files(root, ".json")[1], lambda data: data["scores"]["dev"][0].update(
-        split_data_revision="mirror-other-dev"))
 
 
 def _other_splits_board(ws: Workspace) -> Any:

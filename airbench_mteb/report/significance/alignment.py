@@ -17,7 +17,7 @@ from airbench_mteb.report.bias_significance import BiasScores
 from airbench_mteb.report.significance.reading import splits_and_subsets
 from airbench_mteb.report.significance.records import MAIN_SCORE, SignificanceError
 from airbench_mteb.results.kept import KeptFile, common_queries, held_scores, read_kept_file
-from airbench_mteb.results.panel import main_score
+from airbench_mteb.results.panel import check_same_data, main_score
 from airbench_mteb.results.reading import ModelTaskResult
 
 
@@ -38,7 +38,6 @@ def task_entries(task: str, found: Mapping[str, Mapping[str, ModelTaskResult]], 
                  splits: Sequence[str] | None, notes: list[str]) -> list[Entry]:
     """The scored splits and subsets of ``task`` every model has, with their kept vectors."""
     by_model = {label: by_task[task] for label, by_task in found.items()}
-    _check_same_data(task, by_model)
     kept = {label: read_kept_file(result) for label, result in by_model.items()}
     first = next(iter(by_model.values()))
     main = main_score(task)
@@ -59,21 +58,13 @@ def task_entries(task: str, found: Mapping[str, Mapping[str, ModelTaskResult]], 
                                         "here, so no per-query scores; score it where its qrels are available")
             notes.append(f"{task} {split}/{subset}: closed-book (no qrels), left out")
             continue
+        check_same_data(task, by_model, split)
         entries.append(_entry(task, split, subset, kept, metrics))
     if not entries:
         raise SignificanceError(f"{task} has no split and subset every model was scored on to compare"
                                 + (f" among {', '.join(splits)}" if splits is not None else
                                    " (closed-book splits have no qrels here)"))
     return entries
-
-
-def _check_same_data(task: str, by_model: Mapping[str, ModelTaskResult]) -> None:
-    (first, result), *others = by_model.items()
-    for label, other in others:
-        if other.result.dataset_revision != result.result.dataset_revision:
-            raise SignificanceError(
-                f"{task}: {first} was scored on data {result.result.dataset_revision!r} ({result.path}), {label} "
-                f"on {other.result.dataset_revision!r} ({other.path}): rerun both on the same data")
 
 
 def _entry(task: str, split: str, subset: str, kept: Mapping[str, KeptFile], metrics: Mapping[str, str]) -> Entry:
