@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.data.files import atomic_write, read_jsonl
+from airbench_mteb.data.files import all_or_none, read_jsonl
 from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.names import task_named
@@ -179,9 +179,9 @@ def write_by_attribute(reports: Sequence[AttributeReport], out: Path) -> list[Pa
     texts = (json.dumps([report.to_json() for report in reports], indent=1, ensure_ascii=False) + "\n",
              "# Scores by query attribute\n\n" + "\n".join(report.to_markdown() for report in reports))
     paths = [out / name for name in FILES]
-    for path, text in zip(paths, texts, strict=True):
-        with atomic_write(path) as handle:
-            handle.write(text)
+    with all_or_none(out) as open_file:  # both or neither, as every report's files (report.protocol)
+        for path, text in zip(paths, texts, strict=True):
+            open_file(path).write(text)
     return paths
 
 
