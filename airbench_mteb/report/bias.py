@@ -17,14 +17,15 @@ decides (:mod:`airbench_mteb.metrics.tie_neutral`).
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.data.files import atomic_write
+from airbench_mteb.data.files import all_or_none
 from airbench_mteb.metrics.ndsr import ndsr_key
 from airbench_mteb.metrics.source_bias import SourceBias, SourceScores, unflatten
 from airbench_mteb.report import ReportRequest, register_plot
@@ -287,12 +288,13 @@ def _delta_cell(figures: SourceScores, k: int) -> str:
     return delta if uncertainty is None else f"{delta} [{uncertainty.ci_low:+.1f}, {uncertainty.ci_high:+.1f}]"
 
 
-def write_csv(points: Sequence[BiasPoint], path: Path) -> Path:
-    with atomic_write(path) as handle:
-        writer = csv.writer(handle)
-        writer.writerow([f.name for f in fields(BiasPoint)])
-        writer.writerows(astuple(point) for point in points)
-    return path
+def csv_text(points: Sequence[BiasPoint]) -> str:
+    """The plot's points as CSV, one row a point, its fields as the header."""
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow([f.name for f in fields(BiasPoint)])
+    writer.writerows(astuple(point) for point in points)
+    return text.getvalue()
 
 
 CONVENTIONAL, TIE_NEUTRAL = "conventional", "tie-neutral"
@@ -341,7 +343,8 @@ def _draw_marks(axes: Any, marks: Sequence[BiasMark], color: Any, tie_neutral: b
             bars[2][0].set_linestyle("--")
 
 
-def draw(points: Sequence[BiasPoint], path: Path) -> Path:
+def draw(points: Sequence[BiasPoint], handle: IO[bytes]) -> None:
+    """The plot, as PNG, into ``handle``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -381,10 +384,8 @@ def draw(points: Sequence[BiasPoint], path: Path) -> Path:
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="best")
     figure.tight_layout()
-    with atomic_write(path, "wb") as handle:
-        figure.savefig(handle, format="png")
+    figure.savefig(handle, format="png")
     plt.close(figure)
-    return path
 
 
 @register_plot("bias")
@@ -396,4 +397,8 @@ def bias_plot(request: ReportRequest) -> list[Path]:
         raise DatasetError("no result of a source-bias task (a 'mixed' subset with source_bias scores) for the "
                            "selected models and tasks; run e.g. `airbench-mteb bias -m MODEL -t CocktailNFCorpus`",
                            path=results)
-    return [draw(points, request.out / "bias.png"), write_csv(points, request.out / "bias.csv")]
+    png, table = request.out / "bias.png", request.out / "bias.csv"
+    with all_or_none(request.out) as open_file:  # both or neither, as every report's files (report.protocol)
+        draw(points, open_file(png, "wb"))
+        open_file(table).write(csv_text(points))
+    return [png, table]
