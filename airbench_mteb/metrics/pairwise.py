@@ -191,7 +191,7 @@ class PairwiseComparison:
 
     ``ssci[i][j] = ssci(R_i, R_j)`` and ``rcci[i][j] = rcci(R_i, R_j)`` (row model against column
     model), so ``ssci`` is symmetric and ``rcci`` antisymmetric with zero diagonals. ``uncertainty``
-    holds their confidence intervals and RCCI's tests (None: not computed, or a file written before them).
+    holds their confidence intervals and RCCI's tests (None: not computed, ``--no-ci``).
     Its tables are in :mod:`airbench_mteb.report.pairwise_tables`.
     """
 
@@ -232,7 +232,7 @@ class PairwiseComparison:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PairwiseComparison:
-        """:meth:`to_json`'s output back (a file written before the uncertainty existed has none)."""
+        """:meth:`to_json`'s output back (one computed without intervals has no uncertainty)."""
         uncertainty = data.get("uncertainty")
         return cls(models=tuple(data["models"]), ssci=np.asarray(data["ssci"], dtype=float),
                    rcci=np.asarray(data["rcci"], dtype=float), num_queries=int(data["num_queries"]),

@@ -7,8 +7,8 @@ matrices, with a bootstrap confidence interval over queries for every SSCI and R
 RCCI's paired test (Holm-adjusted over the model pairs by default) unless told not to; the
 :class:`Comparison` renders itself (:class:`~airbench_mteb.report.protocol.Report`),
 :func:`write_comparison` writes it (CSV per matrix and per pair, ``comparison.json``, a Markdown
-summary) and :func:`read_comparison` reads them back for the heatmap (files written before the
-intervals existed included). Runs of one task and subset must cover the same queries.
+summary) and :func:`read_comparison` reads them back for the heatmap (those written with ``--no-ci``
+included). Runs of one task and subset must cover the same queries.
 """
 
 from __future__ import annotations
