@@ -42,8 +42,14 @@ def test_two_gguf_files_with_one_name_are_two_llms(tmp_path: Path) -> None:
     for path in (first, second):
         path.parent.mkdir()
         shutil.copyfile(default_model_path(), path)
-    with second.open("ab") as handle:
-        handle.write(b"\0" * 32)  # llama.cpp ignores bytes after the tensors; the file is another file
+    from gguf import GGUFReader
+
+    last = max(GGUFReader(second).tensors, key=lambda tensor: tensor.data_offset)
+    with second.open("r+b") as handle:  # one weight's bits changed: a whole GGUF file, and another file
+        handle.seek(last.data_offset + last.n_bytes - 1)
+        byte = handle.read(1)
+        handle.seek(-1, 1)
+        handle.write(bytes([byte[0] ^ 1]))
     assert model_file_sha256(first) != model_file_sha256(second)
     cache_path = tmp_path / "cache.sqlite"
 

@@ -1,4 +1,5 @@
-"""The lowest exception families: wrong benchmark data (on disk or on the hub), unusable options, unknown names.
+"""The lowest exception families: wrong benchmark data (on disk or on the hub), unusable options, unknown names,
+model files or native model code that cannot be used.
 
 They live at the bottom of the layers so that every module (data readers, models, reports, commands)
 can raise them; :mod:`airbench_mteb.errors` gathers them with the other families for the CLI.
@@ -32,3 +33,8 @@ class OptionError(ValueError):
 
 class UnknownNameError(ValueError):
     """A task, benchmark or model name (or model folder) that cannot be used; the message names it."""
+
+
+class ModelError(RuntimeError):
+    """A model that cannot be loaded or run: a damaged or foreign model file, or its native library crashing (in a
+    worker process, so the caller lives on). The message names the model file."""

@@ -12,7 +12,6 @@ search (given candidates are kept).
 
 from __future__ import annotations
 
-import atexit
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -228,44 +227,42 @@ class LLMYesNoReranker:
     def __init__(self, model_name: str = "", revision: str | None = None, *, model_path: str | None = None,
                  n_ctx: int = 2048, n_threads: int | None = None, document_chars: int = 1000, device: Any = None,
                  **_: Any) -> None:
-        from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         from airbench_mteb.models.devices import warn_cpu_only
+        from airbench_mteb.models.llamacpp_process import LlamaProcess
 
         warn_cpu_only("the llama.cpp reranker", device)
-        path = model_path or str(default_reranker_gguf())
-        self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False)
-        atexit.register(self.llm.close)  # before interpreter teardown, when llama.cpp's own __del__ fails noisily
+        path = Path(model_path) if model_path else default_reranker_gguf()
+        # in a worker process: a crash of llama.cpp is a ModelError naming the model, not the end of the run
+        self.llm = LlamaProcess(path, n_ctx=n_ctx, n_threads=n_threads)
+        self.n_ctx = self.llm.description["n_ctx"]
         self.document_chars = document_chars
-        template = self.llm.metadata.get("tokenizer.chat_template")
-        token_text = self.llm._model.token_get_text
-        self.chat = (Jinja2ChatFormatter(template=template, eos_token=token_text(self.llm.token_eos()),
-                                         bos_token=token_text(self.llm.token_bos())) if template else None)
+        template = self.llm.description["metadata"].get("tokenizer.chat_template")
+        self.chat = (Jinja2ChatFormatter(template=template, eos_token=self.llm.description["eos"],
+                                         bos_token=self.llm.description["bos"]) if template else None)
         self.yes_ids, self.no_ids = self._single_tokens(_YES), self._single_tokens(_NO)
         if not self.yes_ids or not self.no_ids:
             raise ValueError(f"{path}: no single-token 'yes'/'no' in this model's vocabulary")
 
     def _single_tokens(self, words: tuple[str, ...]) -> list[int]:
-        ids = (self.llm.tokenize(w.encode(), add_bos=False, special=False) for w in words)
+        ids = (self.llm.request("tokenize", text=w, add_bos=False, special=False) for w in words)
         return sorted({t[0] for t in ids if len(t) == 1})
 
     def _prompt_tokens(self, query: str, document: str) -> list[int]:
         message = YES_NO_PROMPT.format(query=query, document=document[:self.document_chars])
         text = self.chat(messages=[{"role": "user", "content": message}]).prompt if self.chat else f"{message}\nAnswer:"
-        return self.llm.tokenize(text.encode(), add_bos=self.chat is None, special=True)
+        return self.llm.request("tokenize", text=text, add_bos=self.chat is None, special=True)
 
     def score(self, query: str, document: str) -> float:
-        import llama_cpp
-
         tokens = self._prompt_tokens(query, document)
-        while len(tokens) >= self.llm.n_ctx() and len(document) > 1:  # keep the question: shorten the document
+        while len(tokens) >= self.n_ctx and len(document) > 1:  # keep the question: shorten the document
             document = document[:len(document) // 2]
             tokens = self._prompt_tokens(query, document)
-        self.llm.reset()
-        self.llm.eval(tokens)
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self.llm.ctx, -1), shape=(self.llm.n_vocab(),))
-        return float(_logsumexp(logits[self.yes_ids]) - _logsumexp(logits[self.no_ids]))
+        logits = np.asarray(self.llm.request("next_logits", tokens=tokens, ids=[*self.yes_ids, *self.no_ids]),
+                            dtype=np.float32)
+        yes, no = logits[:len(self.yes_ids)], logits[len(self.yes_ids):]
+        return float(_logsumexp(yes) - _logsumexp(no))
 
     def predict(self, inputs1: Any, inputs2: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
                 prompt_type: Any = None, **kwargs: Any) -> np.ndarray:

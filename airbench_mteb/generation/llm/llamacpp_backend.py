@@ -1,17 +1,19 @@
-"""In-process llama.cpp (``llama-cpp-python``): the embedded default that needs no server and no key."""
+"""Local llama.cpp (``llama-cpp-python``, in a worker process): the embedded default that needs no server and no key."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import threading
+import importlib.util
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.data.errors import ModelError
 from airbench_mteb.data.fingerprint import file_digest
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.base import Completion, LLMParams, Messages
+from airbench_mteb.models.llamacpp_process import LlamaProcess
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -38,28 +40,28 @@ def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
 
 
 class LlamaCppBackend:
-    """A GGUF model run by ``llama_cpp.Llama`` in a worker thread (one call at a time: the model is not
-    thread-safe, and one core per call is all the small default model can use)."""
+    """A GGUF model run by llama.cpp in a worker process (:class:`LlamaProcess`: a native crash is one
+    :class:`GenerationError`, not the caller's end), one call at a time: one core per call is all the small default
+    model can use."""
 
     kind = "llamacpp"
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048, n_threads: int = 1,
                  logprobs: bool = False) -> None:
-        try:
-            from llama_cpp import Llama
-        except ImportError:
-            raise GenerationError("the llamacpp backend needs `pip install llama-cpp-python`") from None
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise GenerationError("the llamacpp backend needs `pip install llama-cpp-python`")
         path = Path(model_path) if model_path else default_model_path()
         if not path.is_file():
             raise GenerationError(f"GGUF model file not found: {path}")
         self.model = path.name
         # two files called model.gguf are two models: the answers are keyed by the file's content
         self.identity = {"kind": self.kind, "model": path.name, "model_sha256": model_file_sha256(path)}
-        self._llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
-                            verbose=False, logits_all=logprobs)
         # llama.cpp keeps logits of every prompt position only when asked (memory: n_ctx x vocabulary)
         self.logprobs = logprobs
-        self._lock = threading.Lock()
+        try:
+            self._llama = LlamaProcess(path, n_ctx=n_ctx, n_threads=n_threads, logits_all=logprobs)
+        except ModelError as error:
+            raise GenerationError(str(error)) from None
 
     def _complete(self, messages: Messages, params: LLMParams) -> Completion:
         extra: dict[str, Any] = {}
@@ -69,15 +71,11 @@ class LlamaCppBackend:
             if not self.logprobs:
                 raise GenerationError("log-probabilities (the llm reranker) need LlamaCppBackend(logprobs=True)")
             extra.update(logprobs=True, top_logprobs=params.top_logprobs)
-        with self._lock:
-            # the prefix cache would make a call's output depend on the call before it
-            self._llama.reset()
-            try:
-                response = self._llama.create_chat_completion(
-                    messages=messages, temperature=params.temperature, max_tokens=params.max_tokens,
-                    seed=params.seed, **extra)
-            except ValueError as error:  # llama-cpp-python raises ValueError for an over-long prompt
-                raise GenerationError(f"llama.cpp refused the request: {error}") from None
+        try:
+            response = self._llama.request("chat", messages=messages, temperature=params.temperature,
+                                           max_tokens=params.max_tokens, seed=params.seed, **extra)
+        except ModelError as error:
+            raise GenerationError(str(error)) from None
         choice = response["choices"][0]
         top: dict[str, float] = {}
         logprobs = choice.get("logprobs") or {}
