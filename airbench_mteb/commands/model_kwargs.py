@@ -97,5 +97,7 @@ def model_kwargs(items: Sequence[str], model_name: str, revision: str | None = N
         try:
             kwargs[key] = typed_argument(value, kinds.get(key))
         except ValueError as error:
-            raise OptionError(f"{OPTION}: {key}={texts[key]}: {model_name}'s {key} {error}") from None
+            shown = f"{key}={texts[key]}"
+            raise OptionError(f"{OPTION}: {shown if shown.isprintable() else repr(shown)}: {model_name}'s {key} "
+                              f"{error}") from None
     return kwargs

@@ -15,7 +15,6 @@ results folder, one label, one BM25 index.
 from __future__ import annotations
 
 import inspect
-import math
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -110,8 +109,8 @@ def typed_argument(value: Any, kinds: frozenset[type] | None) -> Any:
     if bool in kinds and (isinstance(value, bool) or value in PYTHON_BOOLS):
         return PYTHON_BOOLS.get(value, value) if isinstance(value, str) else value
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and float in kinds and math.isfinite(value) and abs(value) <= FLOAT32_MAX:
-        return float(value)
+    if number and float in kinds and abs(value) <= FLOAT32_MAX:  # NaN fails too; a huge int is never converted
+        return float(value) + 0.0  # -0.0 is 0.0: one value, one folder
     if number and int in kinds and whole_number(value) is not None:
         return whole_number(value)
     if isinstance(value, str) and str in kinds:
