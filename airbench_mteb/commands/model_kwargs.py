@@ -25,7 +25,8 @@ def add_model_kwargs_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(OPTION, nargs="+", default=[], metavar="KEY=VALUE",
                         help="arguments of the model's loader, as mteb.get_model(name, **kwargs) takes them (e.g. "
                              "k1=1.2 b=0.75 for airbench-mteb/bm25); each VALUE is a JSON scalar (1.2, true, \"x\"), a "
-                             "word that is not JSON is text; results go to MTEB's experiments/<key>_<value>__.../ folder")
+                             "word that is not JSON is text, held to the type of the loader's parameter (k1=1 is "
+                             "k1=1.0); results go to MTEB's experiments/<key>_<value>__.../ folder")
 
 
 def _not_json(constant: str) -> float:

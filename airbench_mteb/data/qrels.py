@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.data.files import field, read_jsonl, read_tsv
+from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.ir_types import Qrels
 
 RELEVANCE_MIN = -(2**31)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.data.predictions import DuplicateKeyError, loads_unique_keys
 
 NO_RERANKER = "NoReranker"

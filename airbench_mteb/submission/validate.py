@@ -30,6 +30,7 @@ from airbench_mteb.ir_types import Run
 from airbench_mteb.submission.datasets import LeaderboardTask, SplitData
 from airbench_mteb.submission.layout import SearchResultsFile
 
+
 def check_file(file: SearchResultsFile, task: LeaderboardTask, origin: str | Path) -> None:
     """One file as the leaderboard will score it: computed on the task's data as it is now (when the file
     says which data), and its rankings (:func:`check_run`) against its split."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from tests.bad_inputs.cases_reranking import NEWS_EN, _content, _mirror
