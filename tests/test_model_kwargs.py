@@ -178,6 +178,7 @@ def test_bias_names_the_model_with_its_arguments(tmp_path: Path, capsys: pytest.
 # --- issue 50: values typed by the loader's annotations, one spelling per value ------------------------------------
 
 FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, written out: the oracle is not the code
+FLOAT_TAKES = "takes a finite number within float32's range (-3.403e+38 to 3.403e+38)"
 BM25_KINDS = {"k1": float, "b": float, "max_indexes": int, "workers": int, "analysis": str, "pyserini_ties": bool}
 
 
@@ -256,14 +257,14 @@ def test_pythons_false_is_the_bool_and_its_experiment_that_of_json_false() -> No
 
 
 @pytest.mark.parametrize(("item", "takes"), [
-    ("k1=true", "k1 takes a finite number within float32's range"),
-    ("b=false", "b takes a finite number within float32's range"),
+    ("k1=true", f"k1 {FLOAT_TAKES}"),
+    ("b=false", f"b {FLOAT_TAKES}"),
     ("pyserini_ties=2", "pyserini_ties takes true or false"),
     ("pyserini_ties=1", "pyserini_ties takes true or false"),
     ("workers=true", "workers takes a whole number"),
     ("workers=1.5", "workers takes a whole number"),
     ("max_indexes=2.5", "max_indexes takes a whole number"),
-    ("k1=1e308", "k1 takes a finite number within float32's range (-3.403e+38 to 3.403e+38)"),
+    ("k1=1e308", f"k1 {FLOAT_TAKES}"),
     ("analysis=1", "analysis takes text"),
 ])
 def test_a_value_of_another_type_is_refused_naming_the_key_and_what_it_takes(item: str, takes: str,

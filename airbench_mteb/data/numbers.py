@@ -19,4 +19,3 @@ def whole_number(value: object) -> int | None:
     if isinstance(value, Real) and math.isfinite(value) and float(value).is_integer():
         return int(value)
     return None
-

@@ -19,12 +19,11 @@ class SplitData:
     split: str
     query_ids: list[str]
     qrels: dict[str, dict[str, int]]  # empty when the split is closed-book
-    corpus: Any  # the task's Arrow corpus (memory-mapped), scanned for ids rather than held in a set
+    corpus: Any  # the task's Arrow corpus (memory-mapped), scanned for ids rather than held in a set (unknown_ids)
 
     @property
     def label(self) -> str:
         return f"{self.task_name} {self.split}"
-
 
 
 class LeaderboardTask:
