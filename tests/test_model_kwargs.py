@@ -10,7 +10,7 @@ from typing import Any
 
 import mteb
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import airbench_mteb  # noqa: F401  (registers tasks and models)
@@ -173,3 +173,139 @@ def test_bias_names_the_model_with_its_arguments(tmp_path: Path, capsys: pytest.
     assert path.parent.name == "b_0.75__k1_1.2"
     mixed = next(s for s in json.loads(path.read_text())["scores"]["test"] if s["hf_subset"] == "mixed")
     assert mixed["source_bias"]["relative_delta_ndcg_at_1_llm"] == pytest.approx(37.4, abs=0.05)  # the paper's +37.2
+
+
+# --- issue 50: values typed by the loader's annotations, one spelling per value ------------------------------------
+
+FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, written out: the oracle is not the code
+FLOAT_TAKES = "takes a finite number within float32's range (-3.403e+38 to 3.403e+38)"
+BM25_KINDS = {"k1": float, "b": float, "max_indexes": int, "workers": int, "analysis": str, "pyserini_ties": bool}
+
+
+def typed_oracle(key: str, text: str) -> Any:
+    """What BM25's loader receives for ``key=text``, told from the issue's rules: a bool takes true/false and Python's
+    True/False; an int a whole number (80.0 is 80), never a bool; a float any finite number float32 holds, as a float
+    (1 is 1.0), never a bool; text only text."""
+    value = oracle(text)
+    if value is REFUSED:
+        return REFUSED
+    kind = BM25_KINDS[key]
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        return value == "True" if isinstance(value, str) and value in ("True", "False") else REFUSED
+    if kind is float:
+        return abs(float(value)) if number and value == 0 else float(value) if number and abs(value) <= FLOAT32_MAX \
+            else REFUSED
+    if kind is int:
+        return int(value) if number and float(value).is_integer() else REFUSED
+    return value if isinstance(value, str) else REFUSED
+
+
+def typed(key: str, text: str) -> Any:
+    try:
+        return model_kwargs([f"{key}={text}"], BM25)[key]
+    except OptionError as error:
+        assert "\n" not in str(error) and str(error).startswith("--model-kwargs: ")
+        return REFUSED
+
+
+def _spellings(value: float) -> list[str]:
+    """Ways JSON writes the number ``value``: shortest, with trailing zeros, in exponent form, as an integer."""
+    shortest = json.dumps(value)
+    spellings = [shortest, f"{value:.17e}", f"{value:.17E}"]
+    if "e" not in shortest and "E" not in shortest:
+        spellings.append(shortest + "00")
+    if value.is_integer() and abs(value) < 1e18:
+        spellings.append(str(int(value)))
+    return spellings
+
+
+numbers = st.one_of(st.integers(-10**40, 10**40), st.floats(allow_nan=False, allow_infinity=False))
+value_texts = st.one_of(texts, numbers.map(json.dumps), st.floats(allow_nan=False, allow_infinity=False).map(
+    lambda x: f"{x:.17e}"), st.sampled_from(["True", "False", "true", "false", "1", "1.0", "1.00", "80.0", "80.5",
+                                             "1e308", "-1e39", "3.4e38", "2", "yes", "lucene", '"1"']))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(BM25_KINDS)), value_texts)
+def test_each_value_is_refused_in_one_line_or_received_as_its_type_says(key: str, text: str) -> None:
+    expected, got = typed_oracle(key, text), typed(key, text)
+    assert got == expected and type(got) is type(expected), (key, text, got, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["k1", "b", "max_indexes"]), st.floats(-1e30, 1e30, allow_nan=False))
+def test_equal_values_are_one_experiment_whatever_their_spelling(key: str, value: float) -> None:
+    received = {text: typed(key, text) for text in _spellings(value)}
+    if all(v is REFUSED for v in received.values()):
+        return
+    assert len({type(v) for v in received.values()}) == 1, received
+    folders = {mteb.get_model_meta(BM25, experiment_kwargs={key: v}).experiment_name for v in received.values()}
+    labels = {model_label(BM25, {key: v}) for v in received.values()}
+    assert len(folders) == len(labels) == 1, (received, folders, labels)
+
+
+def test_pythons_false_is_the_bool_and_its_experiment_that_of_json_false() -> None:
+    """Finding 1: ``pyserini_ties=False`` was the text "False" (truthy), filed in the folder of JSON's false."""
+    assert model_kwargs(["pyserini_ties=False"], BM25) == model_kwargs(["pyserini_ties=false"], BM25) == {
+        "pyserini_ties": False}
+    assert model_kwargs(["pyserini_ties=True"], BM25) == {"pyserini_ties": True}
+    with model_with_arguments(BM25, None, model_kwargs(["pyserini_ties=False"], BM25)):
+        assert mteb.get_model(BM25).pyserini_ties is False
+
+
+@pytest.mark.parametrize(("item", "takes"), [
+    ("k1=true", f"k1 {FLOAT_TAKES}"),
+    ("b=false", f"b {FLOAT_TAKES}"),
+    ("pyserini_ties=2", "pyserini_ties takes true or false"),
+    ("pyserini_ties=1", "pyserini_ties takes true or false"),
+    ("workers=true", "workers takes a whole number"),
+    ("workers=1.5", "workers takes a whole number"),
+    ("max_indexes=2.5", "max_indexes takes a whole number"),
+    ("k1=1e308", f"k1 {FLOAT_TAKES}"),
+    ("analysis=1", "analysis takes text"),
+])
+def test_a_value_of_another_type_is_refused_naming_the_key_and_what_it_takes(item: str, takes: str,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Finding 2: these were accepted (k1=true ran as 1, k1=1e308 as infinity: every ranking empty)."""
+    with pytest.raises(OptionError) as raised:
+        model_kwargs([item], BM25)
+    assert str(raised.value) == f"--model-kwargs: {item}: {BM25}'s {takes}"
+    assert main(["run", "-m", BM25, "-t", "CocktailNQUTD", "--data-dir", str(SAMPLE_DATA), "--model-kwargs", item]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and takes in err
+
+
+def test_whole_numbers_are_ints_and_bm25_refuses_an_infinite_k1() -> None:
+    assert model_kwargs(["max_indexes=2.0", "workers=3"], BM25) == {"max_indexes": 2, "workers": 3}
+    assert type(model_kwargs(["max_indexes=2.0"], BM25)["max_indexes"]) is int
+    with pytest.raises(ValueError, match="finite k1"):  # the library path, where no --model-kwargs reads the value
+        mteb.get_model_meta(BM25).loader(k1=math.inf)
+
+
+def test_k1_1_and_1_0_are_one_folder_one_label_one_index() -> None:
+    """Finding 3: ``k1=1`` and ``k1=1.0`` ranked alike but were two folders, labels, leaderboard rows and indexes."""
+    from airbench_mteb.models.bm25_store import IndexKey
+
+    spelled = [model_kwargs([f"k1={text}"], BM25) for text in ("1", "1.0", "1.00", "1e0")]
+    assert all(kwargs == {"k1": 1.0} and type(kwargs["k1"]) is float for kwargs in spelled)
+    metas = [mteb.get_model_meta(BM25, experiment_kwargs=kwargs) for kwargs in spelled]
+    assert {meta.experiment_name for meta in metas} == {"k1_1.0"}
+    assert {model_label(BM25, kwargs) for kwargs in spelled} == {f"{BM25} (k1=1.0)"}
+    loader = mteb.get_model_meta(BM25).loader
+    keys = {IndexKey("corpus", "r", model.k1, model.b).folder_name for model in (loader(k1=1), loader(k1=1.0))}
+    assert len(keys) == 1  # a library call with k1=1 shares the index too
+
+
+def test_a_loader_taking_any_keyword_types_its_named_parameters_only() -> None:
+    from airbench_mteb.models.arguments import argument_kinds
+
+    def loader(model_name: str, revision: str | None = None, *, batch_size: int = 8, flag: bool = False,
+               device: Any = None, **kwargs: Any) -> None: ...
+
+    assert argument_kinds(loader) == {"batch_size": frozenset({int}), "flag": frozenset({bool})}
+    assert argument_kinds(mteb.get_model_meta(BM25).loader) == {
+        "k1": frozenset({float}), "b": frozenset({float}), "max_indexes": frozenset({int}),
+        "analysis": frozenset({str}), "pyserini_ties": frozenset({bool}), "workers": frozenset({int})}

@@ -10,9 +10,10 @@ from importlib import resources
 from typing import Annotated, Any, TypeVar
 
 from mteb.languages import check_language_code
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.numbers import whole_number
 
 # The revision of data that live in a folder: their identity is a fingerprint of the files, not a hub commit.
 LOCAL_REVISION = "local"
@@ -48,6 +49,15 @@ def check_task_name(name: str) -> str:
 
 
 TaskName = Annotated[str, AfterValidator(check_task_name)]
+
+
+def _whole(value: Any) -> Any:
+    whole = whole_number(value)
+    return value if whole is None else whole  # anything else goes on to the int check, which names it
+
+
+# A count as JSON writers write it (80 or 80.0, never 80.5, true or "80"), read as an int even by a strict model
+Count = Annotated[int, BeforeValidator(_whole), Field(ge=0)]
 
 
 def task_name_part(text: str) -> str:

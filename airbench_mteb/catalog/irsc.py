@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from mteb.types import Licenses
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from airbench_mteb.catalog.entries import (
     CatalogEntry,
+    Count,
     TaskName,
     catalog_items,
     check_unique,
@@ -142,13 +143,14 @@ def read_irsc_catalog(text: str, origin: str) -> IRSCCatalog:
 # --- the manifest of a build (``<build>/irsc/manifest.json``, written by ``generate irsc``) ----------
 
 class _ManifestPart(BaseModel):
-    """What the tasks read of a manifest, with JSON's types as they are (no "5" for 5); other keys are provenance."""
+    """What the tasks read of a manifest, with JSON's types as they are (no "5" for 5; 5.0 is 5,
+    :data:`~airbench_mteb.catalog.entries.Count`); other keys are provenance."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
 
 
 class BuiltSetting(_ManifestPart):
-    tasks: dict[QueryType, NonNegativeInt] = Field(min_length=1)  # query type -> number of queries
+    tasks: dict[QueryType, Count] = Field(min_length=1)  # query type -> number of queries
 
 
 class SkippedPart(_ManifestPart):

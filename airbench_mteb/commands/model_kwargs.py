@@ -1,8 +1,10 @@
 """``--model-kwargs KEY=VALUE ...``: arguments of a model's loader, as ``mteb.get_model(name, **kwargs)`` takes them.
 
 Each VALUE is read as a JSON scalar (``1.2``, ``true``, ``"x"``); a word that is not JSON (``words``) is text.
-The keys are checked against the loader's signature before anything loads. MTEB records the arguments as
-the model's ``experiment_kwargs`` and files its results under ``experiments/<key>_<value>__.../``.
+The keys are checked against the loader's signature before anything loads, and each value against its parameter's
+annotation (:func:`airbench_mteb.models.arguments.typed_argument`: ``pyserini_ties=False`` is the bool, ``k1=1`` the
+float ``1.0``, ``workers=1.5`` refused). MTEB records the arguments as the model's ``experiment_kwargs`` and files
+its results under ``experiments/<key>_<value>__.../``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.models.arguments import MTEB_GIVEN, accepted_kwargs
+from airbench_mteb.models.arguments import MTEB_GIVEN, accepted_kwargs, argument_kinds, typed_argument
 
 OPTION = "--model-kwargs"
 
@@ -23,7 +25,8 @@ def add_model_kwargs_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(OPTION, nargs="+", default=[], metavar="KEY=VALUE",
                         help="arguments of the model's loader, as mteb.get_model(name, **kwargs) takes them (e.g. "
                              "k1=1.2 b=0.75 for airbench-mteb/bm25); each VALUE is a JSON scalar (1.2, true, \"x\"), a "
-                             "word that is not JSON is text; results go to MTEB's experiments/<key>_<value>__.../ folder")
+                             "word that is not JSON is text, held to the type of the loader's parameter (k1=1 is "
+                             "k1=1.0); results go to MTEB's experiments/<key>_<value>__.../ folder")
 
 
 def _not_json(constant: str) -> float:
@@ -50,34 +53,52 @@ def parse_value(text: str) -> Any:
     return value
 
 
-def parse_model_kwargs(items: Sequence[str]) -> dict[str, Any]:
-    """``["k1=1.2", "b=0.75"]`` -> ``{"k1": 1.2, "b": 0.75}`` (split at the first ``=``); a key given twice, one
-    that is no Python identifier or one MTEB gives itself (``device``...) is an :class:`OptionError`."""
-    kwargs: dict[str, Any] = {}
+def _texts(items: Sequence[str]) -> dict[str, str]:
+    """``["k1=1.2"]`` -> ``{"k1": "1.2"}`` (split at the first ``=``); a key given twice, one that is no Python
+    identifier or one MTEB gives itself (``device``...) is an :class:`OptionError`."""
+    texts: dict[str, str] = {}
     for item in items:
         key, equals, text = item.partition("=")
         if not equals or not key.isidentifier():
             raise OptionError(f"{OPTION}: {item!r} is not KEY=VALUE with a keyword as KEY")
-        if key in kwargs:
+        if key in texts:
             raise OptionError(f"{OPTION}: {key!r} is given twice")
         if key in MTEB_GIVEN:
             raise OptionError(f"{OPTION}: {key!r} is set by MTEB itself (-m, --model-revision, --device)")
-        kwargs[key] = parse_value(text)
-    return kwargs
+        texts[key] = text
+    return texts
+
+
+def parse_model_kwargs(items: Sequence[str]) -> dict[str, Any]:
+    """``["k1=1.2", "b=0.75"]`` -> ``{"k1": 1.2, "b": 0.75}``, each value read by :func:`parse_value`, before any
+    loader is known (untyped); keys as :func:`_texts` checks them."""
+    return {key: parse_value(text) for key, text in _texts(items).items()}
 
 
 def model_kwargs(items: Sequence[str], model_name: str, revision: str | None = None) -> dict[str, Any]:
-    """The parsed ``items`` for the model ``model_name`` (a name MTEB knows); a key its loader does not take is an
-    :class:`OptionError` listing the keys it does."""
+    """The ``items`` for the model ``model_name`` (a name MTEB knows), each value as its loader's parameter receives
+    it (:func:`~airbench_mteb.models.arguments.typed_argument`); a key its loader does not take, or a value its
+    parameter's type does not hold, is an :class:`OptionError` (the keys it takes; what the parameter takes)."""
     import mteb
 
-    kwargs = parse_model_kwargs(items)
-    if not kwargs:
-        return kwargs
+    texts = _texts(items)
+    if not texts:
+        return {}
+    kwargs = {key: parse_value(text) for key, text in texts.items()}
     loader = mteb.get_model_meta(model_name, revision, fetch_from_hf=True).loader
-    accepted = None if loader is None else accepted_kwargs(loader)  # no loader: MTEB says so when it loads
+    if loader is None:  # MTEB says so when it loads
+        return kwargs
+    accepted = accepted_kwargs(loader)
     unknown = sorted(set(kwargs) - set(accepted if accepted is not None else kwargs))
     if unknown:
         raise OptionError(f"{OPTION}: {model_name} does not take {', '.join(map(repr, unknown))} "
                           f"(it takes: {', '.join(accepted or ('nothing',))})")
+    kinds = argument_kinds(loader)
+    for key, value in kwargs.items():
+        try:
+            kwargs[key] = typed_argument(value, kinds.get(key))
+        except ValueError as error:
+            shown = f"{key}={texts[key]}"
+            raise OptionError(f"{OPTION}: {shown if shown.isprintable() else repr(shown)}: {model_name}'s {key} "
+                              f"{error}") from None
     return kwargs

@@ -12,7 +12,7 @@ its id, to find duplicate ids; a second pass over the file names the lines only 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from airbench_mteb.data.fingerprint import files_fingerprint
 from airbench_mteb.data.jsonl_arrow import NotProvablySame, arrow_batches
 
 BATCH_ROWS = 8192
+_ID_BATCH = 1_000_000  # corpus ids scanned per Arrow batch by unknown_ids: memory bounded whatever the corpus size
 # Bump when the layout of the cached Arrow files changes.
 _FORMAT = 1
 
@@ -216,6 +217,22 @@ def missing_ids(corpus: Any, wanted: Iterable[str]) -> list[str]:
     if not wanted:
         return []
     return absent_ids(wanted, id_positions(corpus_ids(corpus), wanted))
+
+
+def unknown_ids(corpus: Mapping[str, Any] | Any, wanted: Iterable[str]) -> set[str]:
+    """Those of ``wanted`` that are not ids of ``corpus`` (a dict by id, or a ``datasets`` corpus scanned batch by
+    batch for them: memory is bounded by a batch and ``wanted``, not by the corpus)."""
+    wanted = set(wanted)
+    if isinstance(corpus, Mapping):
+        return {doc_id for doc_id in wanted if doc_id not in corpus}
+    if not wanted:
+        return wanted
+    value_set = pa.array(sorted(wanted), pa.string())
+    found: set[str] = set()
+    for batch in corpus.select_columns(["id"]).with_format("arrow").iter(batch_size=_ID_BATCH):
+        ids = batch["id"]
+        found.update(ids.filter(pc.is_in(ids, value_set=value_set)).to_pylist())
+    return wanted - found
 
 
 def absent_ids(wanted: list[str], positions: np.ndarray) -> list[str]:

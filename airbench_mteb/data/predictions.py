@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airbench_mteb.data.arrow_corpus import unknown_ids
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.ir_types import Run
 
@@ -24,6 +25,7 @@ PREDICTIONS_SUFFIX = "_predictions.json"
 MODEL_META_KEY = "mteb_model_meta"
 DATASET_REVISION_KEY = "dataset_revision"
 _NOT_SUBSETS = (MODEL_META_KEY, DATASET_REVISION_KEY)
+SHOWN_IDS = 5  # ids quoted in an error; the count says how many there are
 
 
 @dataclass
@@ -170,7 +172,8 @@ def check_same_data(predictions: Predictions, current_revision: str) -> None:
 def check_scores(run: Mapping[str, Any], *, path: str | Path, where: str = "") -> Run:
     """``run`` ({qid: {docid: score}}) if every query maps to an object and every score is a finite number;
     else a DatasetError naming the query and document, with the score as the file writes it (``NaN``,
-    ``"0.5"``, ``null``, ``true``). Re-ranking and leaderboard packages both read rankings through this."""
+    ``"0.5"``, ``null``, ``true``). Every reader of rankings reads them through this (:func:`check_rankings`;
+    re-ranking, which then finds its candidates in the corpus itself)."""
     for qid, docs in run.items():
         if not isinstance(docs, dict):
             raise DatasetError(f"{where}the results of a query are {type(docs).__name__} {docs!r:.40}, not an "
@@ -180,3 +183,23 @@ def check_scores(run: Mapping[str, Any], *, path: str | Path, where: str = "") -
                 raise DatasetError(f"{where}document {doc_id!r} has score {json.dumps(score)}, not a finite number",
                                    path=path, item_id=qid)
     return dict(run)
+
+
+def check_rankings(run: Mapping[str, Any], query_ids: Collection[str], corpus: Any, *, path: str | Path, label: str,
+                   where: str = "") -> Run:
+    """``run`` ({qid: {docid: score}}) read as every reader of rankings reads them (``compare``, leaderboard
+    packages): every score a finite number (:func:`check_scores`), every query one of ``query_ids`` (the split's) and
+    every document one of ``corpus`` (a dict by id or a ``datasets`` corpus); else a DatasetError naming the file
+    (``path``) and the query at fault. ``label`` names the split in messages (``<task> <split>``)."""
+    run = check_scores(run, path=path, where=where)
+    expected = query_ids if isinstance(query_ids, set | frozenset | Mapping) else set(query_ids)
+    foreign = [qid for qid in run if qid not in expected]
+    if foreign:
+        raise DatasetError(f"{where}{len(foreign)} query ids are not queries of {label} (first: "
+                           f"{foreign[:SHOWN_IDS]})", path=path, item_id=foreign[0])
+    unknown = unknown_ids(corpus, (doc for docs in run.values() for doc in docs))
+    if unknown:
+        qid, doc = next((q, d) for q, docs in run.items() for d in docs if d in unknown)
+        raise DatasetError(f"{where}document {doc!r} is not in the corpus of {label} ({len(unknown)} unknown document "
+                           f"ids in all, first: {sorted(unknown)[:SHOWN_IDS]})", path=path, item_id=qid)
+    return run

@@ -31,6 +31,7 @@ from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import field, read_jsonl, read_tsv
+from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.ir_types import Qrels
 
 RELEVANCE_MIN = -(2**31)
@@ -49,9 +50,10 @@ def relevance(value: Any, *, path: str | Path, line: int | None = None) -> int:
     if isinstance(number, float):
         if not math.isfinite(number):
             raise DatasetError(f"relevance score {value!r} is not a finite number", path=path, line=line)
-        if not number.is_integer():
+        whole = whole_number(number)  # 1.0 is 1, as JSON writers may spell it
+        if whole is None:
             raise DatasetError(f"relevance score {value!r} is not an integer", path=path, line=line)
-        number = int(number)
+        number = whole
     if not RELEVANCE_MIN <= number <= RELEVANCE_MAX:
         raise DatasetError(f"relevance score {value!r} is outside {RELEVANCE_MIN}..{RELEVANCE_MAX}",
                            path=path, line=line)

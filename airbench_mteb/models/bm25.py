@@ -95,14 +95,14 @@ class BM25Search:
     def __init__(self, model_name: str = BM25, revision: str | None = None, *, k1: float = K1, b: float = B,
                  max_indexes: int = 4, analysis: str = LUCENE, pyserini_ties: bool = False,
                  workers: int | None = None, device: str | None = None) -> None:
-        if k1 < 0 or not 0 <= b <= 1 or max_indexes < 1 or (workers is not None and workers < 1):
-            raise ValueError("BM25 needs k1 >= 0, 0 <= b <= 1, max_indexes >= 1 and workers >= 1; got "
+        if not 0 <= k1 < math.inf or not 0 <= b <= 1 or max_indexes < 1 or (workers is not None and workers < 1):
+            raise ValueError("BM25 needs a finite k1 >= 0, 0 <= b <= 1, max_indexes >= 1 and workers >= 1; got "
                              f"{k1=}, {b=}, {max_indexes=}, {workers=}")
         analysis_terms(analysis, ())  # fails early on an unknown analysis
         self.analysis = analysis
         self.pyserini_ties = pyserini_ties
-        self.k1 = k1
-        self.b = b
+        self.k1 = float(k1)  # k1=1 and k1=1.0 are one index (its key is their JSON)
+        self.b = float(b)
         self.max_indexes = max_indexes
         self.workers = workers
         self.index_builds = 0

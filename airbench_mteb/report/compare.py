@@ -8,7 +8,9 @@ RCCI's paired test (Holm-adjusted over the model pairs by default) unless told n
 :class:`Comparison` renders itself (:class:`~airbench_mteb.report.protocol.Report`),
 :func:`write_comparison` writes it (CSV per matrix and per pair, ``comparison.json``, a Markdown
 summary) and :func:`read_comparison` reads them back for the heatmap (those written with ``--no-ci``
-included). Runs of one task and subset must cover the same queries.
+included). Runs of one task and subset must cover the same queries, and are read as every reader of rankings reads
+them (:func:`~airbench_mteb.data.predictions.check_rankings`: finite scores, queries of the split, documents of the
+corpus).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import read_json
 from airbench_mteb.data.predictions import (
     PREDICTIONS_SUFFIX,
     Predictions,
+    check_rankings,
     check_same_data,
     one_model,
     read_predictions,
@@ -122,9 +126,18 @@ def _check_same_queries(task: str, subset: str, runs: Mapping[str, Run]) -> None
                                f"only in {model!r}: {only_other}); evaluate both on the same data before comparing")
 
 
-def task_qrels(task_name: str, subset: str, split: str, predictions: Sequence[Predictions] = ()) -> Qrels:
-    """The qrels of one task subset, loaded the way the task loads them (needs its data); each of
-    ``predictions`` must come from the data the task reads now."""
+@dataclass(frozen=True)
+class TaskSplit:
+    """What one task subset's split holds, as the task loads it: the rankings are checked against it."""
+
+    query_ids: frozenset[str]
+    qrels: Qrels
+    corpus: Any  # a dict by id or a ``datasets`` corpus (data.arrow_corpus.unknown_ids reads both)
+
+
+def task_split(task_name: str, subset: str, split: str, predictions: Sequence[Predictions] = ()) -> TaskSplit:
+    """The queries, qrels and corpus of one task subset, loaded the way the task loads them (needs its data); each
+    of ``predictions`` must come from the data the task reads now."""
     import mteb
 
     task = mteb.get_task(task_name)
@@ -135,9 +148,11 @@ def task_qrels(task_name: str, subset: str, split: str, predictions: Sequence[Pr
             check_same_data(prediction, task.metadata.revision)
     loader = getattr(task, "load_split", None)
     if loader is not None:  # plugin tasks: no need to build MTEB datasets for the whole task
-        return loader(subset, split).qrels
+        data = loader(subset, split)
+        return TaskSplit(frozenset(data.queries), data.qrels, data.corpus)
     task.load_data()
-    return task.dataset[subset][split]["relevant_docs"]
+    data = task.dataset[subset][split]
+    return TaskSplit(frozenset(map(str, data["queries"]["id"])), data["relevant_docs"], data["corpus"])
 
 
 def compare_predictions(models: Sequence[ModelPredictions], split: str = "test", depth: int = 10,
@@ -162,10 +177,13 @@ def compare_predictions(models: Sequence[ModelPredictions], split: str = "test",
             if lacking:
                 notes.append(f"{task}/{subset}: skipped, no {split} predictions from {lacking}")
                 continue
-            runs = {m.model: m.tasks[task].run(subset, split) for m in models}
+            data = task_split(task, subset, split, [m.tasks[task] for m in models])
+            runs = {m.model: check_rankings(m.tasks[task].run(subset, split), data.query_ids, data.corpus,
+                                            path=m.tasks[task].path, label=f"{task} {split}", where=f"{subset}/{split}: ")
+                    for m in models}
             _check_same_queries(task, subset, runs)
             queries = next(iter(runs.values()))
-            qrels = task_qrels(task, subset, split, [m.tasks[task] for m in models])
+            qrels = data.qrels
             unjudged = sorted(set(queries) - set(qrels))[:5]
             if unjudged:
                 raise DatasetError(f"{task}/{subset}: the runs answer queries the data has no qrels for "

@@ -2,7 +2,8 @@
 
 The file's format and its writer are :mod:`airbench_mteb.data.per_query`. A report trusts a per-query file only as
 far as it reproduces the results file beside it: it must be of that result's model (its name, and its revision where
-``model_meta.json`` records one), task and data (:func:`read_kept_file`); on every split and subset read
+``model_meta.json`` records one), task and data, and hold scores of every split and subset the results file scored
+(:func:`read_kept_file`: a report never leaves out a subset whose file disagrees); on every split and subset read
 (:func:`held_scores`), its digest must be the one the results' score dict records (``per_query_sha256``: any edit is
 refused, even one that keeps every mean, such as two queries' values swapped), no query may be scored twice, each
 metric's values must be finite and average to the results' score (to within half a unit of the last decimal MTEB
@@ -61,7 +62,22 @@ def read_kept_file(found: ModelTaskResult) -> KeptFile:
     if kept.dataset_revision != found.result.dataset_revision:
         raise DatasetError(f"per-query scores computed on other data ({kept.dataset_revision!r}) than the results "
                            f"file beside them ({found.result.dataset_revision!r}): {RERUN_HINT}", path=path)
-    return KeptFile(found, kept, path)
+    file = KeptFile(found, kept, path)
+    for split, rows in found.result.scores.items():  # every report refuses a file whose subsets are not the results'
+        for row in rows:
+            if CLOSED_BOOK not in row:
+                _subset_scores(file, split, row["hf_subset"])
+    return file
+
+
+def _subset_scores(kept: KeptFile, split: str, subset: str) -> QueryScores:
+    """The kept scores of a split and subset the results file scored; their absence is a DatasetError naming the
+    file (the results' subsets renamed, or scores of another run)."""
+    scores = kept.record.scores.get(split, {}).get(subset)
+    if scores is None:
+        raise DatasetError(f"no per-query scores of {split}/{subset} for {kept.found.label} (its results file "
+                           f"{kept.found.path} scored it): {RERUN_HINT}", path=kept.path)
+    return scores
 
 
 def held_scores(kept: KeptFile, split: str, subset: str, metrics: Sequence[str]) -> QueryScores:
@@ -77,9 +93,7 @@ def held_scores(kept: KeptFile, split: str, subset: str, metrics: Sequence[str])
     if CLOSED_BOOK in row:
         raise DatasetError(f"{kept.record.task_name} {where} is closed-book for {found.label} (searched, not scored: "
                            "no qrels), so it has no per-query scores; compare a scored split", path=found.path)
-    scores = kept.record.scores.get(split, {}).get(subset)
-    if scores is None:
-        raise DatasetError(f"no per-query scores of {where} for {found.label}: {RERUN_HINT}", path=kept.path)
+    scores = _subset_scores(kept, split, subset)
     missing = [metric for metric in metrics if metric not in scores.metrics]
     if missing:
         raise NotKeptError(f"metric {missing[0]!r} has no per-query values for {kept.record.task_name} {where} "

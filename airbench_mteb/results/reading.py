@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
+from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.models.arguments import model_label
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 
@@ -45,7 +46,7 @@ class Bound:
 
     def problem(self, value: object) -> str | None:
         """Why ``value`` is not in range, or None."""
-        if isinstance(value, bool) or not isinstance(value, int | float) or (self.integer and not isinstance(value, int)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or (self.integer and whole_number(value) is None):
             return "not " + ("a whole number" if self.integer else "a number")
         if math.isnan(value):
             return None if self.nan else "not a number in " + self.shown
@@ -134,6 +135,7 @@ def read_task_result(path: Path) -> TaskResult:
             if problem:
                 raise DatasetError(f"{result.task_name} {split}/{row.get('hf_subset')}: {problem}; the file was "
                                    "edited or damaged: rerun the model (--overwrite-strategy always)", path=path)
+            _whole_counts(row)
     return result
 
 
@@ -202,6 +204,17 @@ def _source_bias_problem(flat: Mapping[str, object]) -> str | None:
         if problem:
             return problem
     return None
+
+
+def _whole_counts(row: dict[str, object]) -> None:
+    """The counts under ``source_bias`` as ints: a writer's ``80.0`` is read as 80 (checked whole by
+    :func:`score_problem`), so no report shows "80.0 queries"."""
+    flat = row.get(SOURCE_BIAS)
+    if isinstance(flat, dict):
+        for key, value in flat.items():
+            bound = next((b for pattern, b in SOURCE_BIAS_BOUNDS if pattern.fullmatch(key)), None)
+            if bound is not None and bound.integer:
+                flat[key] = whole_number(value)
 
 
 def _nan_allowed(statistic: str) -> Bound | None:

@@ -11,7 +11,6 @@ from airbench_mteb.catalog import AirBenchEntry, airbench_entries
 from airbench_mteb.data.errors import DatasetError
 
 LEADERBOARD_VERSIONS = ("AIR-Bench_24.04", "AIR-Bench_24.05")
-_ID_BATCH = 1_000_000  # corpus ids scanned per Arrow batch: memory stays bounded whatever the corpus size
 
 
 @dataclass
@@ -20,24 +19,11 @@ class SplitData:
     split: str
     query_ids: list[str]
     qrels: dict[str, dict[str, int]]  # empty when the split is closed-book
-    corpus: Any  # the task's Arrow corpus (memory-mapped), scanned for ids rather than held in a set
+    corpus: Any  # the task's Arrow corpus (memory-mapped), scanned for ids rather than held in a set (unknown_ids)
 
     @property
     def label(self) -> str:
         return f"{self.task_name} {self.split}"
-
-    def unknown_documents(self, doc_ids: Iterable[str]) -> set[str]:
-        """Those of ``doc_ids`` that are not ids of the corpus."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        wanted = set(doc_ids)
-        value_set = pa.array(sorted(wanted), pa.string())
-        found: set[str] = set()
-        for batch in self.corpus.select_columns(["id"]).with_format("arrow").iter(batch_size=_ID_BATCH):
-            ids = batch["id"]
-            found.update(ids.filter(pc.is_in(ids, value_set=value_set)).to_pylist())
-        return wanted - found
 
 
 class LeaderboardTask:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.data.predictions import DuplicateKeyError, loads_unique_keys
 
 NO_RERANKER = "NoReranker"
@@ -89,6 +90,9 @@ def _extras(data: dict[str, Any], origin: str) -> dict[str, Any]:
     revision, top_k = data.get("dataset_revision"), data.get("top_k")
     if revision is not None and (not isinstance(revision, str) or not revision):
         raise DatasetError(f"field 'dataset_revision' is {revision!r}, not a non-empty string", path=origin)
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise DatasetError(f"field 'top_k' is {top_k!r}, not a positive integer", path=origin)
+    if top_k is not None:
+        whole = whole_number(top_k)  # 100.0 is 100
+        if whole is None or whole < 1:
+            raise DatasetError(f"field 'top_k' is {top_k!r}, not a positive integer", path=origin)
+        top_k = whole
     return {"dataset_revision": revision, "top_k": top_k}

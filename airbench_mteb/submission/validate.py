@@ -25,12 +25,10 @@ from typing import Any
 
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.predictions import check_scores
+from airbench_mteb.data.predictions import SHOWN_IDS, check_rankings, check_scores
 from airbench_mteb.ir_types import Run
 from airbench_mteb.submission.datasets import LeaderboardTask, SplitData
 from airbench_mteb.submission.layout import SearchResultsFile
-
-SHOWN_IDS = 5  # ids quoted in an error; the count says how many there are
 
 
 def check_file(file: SearchResultsFile, task: LeaderboardTask, origin: str | Path) -> None:
@@ -44,35 +42,19 @@ def check_file(file: SearchResultsFile, task: LeaderboardTask, origin: str | Pat
 
 
 def check_run(run: dict[str, Any], split: SplitData, origin: str | Path, *, top_k: int | None = None) -> Run:
-    """``run`` ({qid: {docid: score}}) if the leaderboard would score it as ``mteb run`` scores the split;
-    else a :class:`DatasetError` naming the query and document at fault."""
+    """``run`` ({qid: {docid: score}}) if the leaderboard would score it as ``mteb run`` scores the split: read as
+    every reader of rankings reads them (:func:`~airbench_mteb.data.predictions.check_rankings`), and every query of
+    the split ranked; else a :class:`DatasetError` naming the query and document at fault."""
     check_scores(run, path=origin)
-    _check_queries(run, split, origin)
-    _check_documents(run, split, origin)
-    if top_k is not None:
-        _check_depth(run, top_k, origin)
-    return run
-
-
-def _check_queries(run: dict[str, Any], split: SplitData, origin: str | Path) -> None:
-    missing = [q for q in split.query_ids if q not in run]
+    missing = [q for q in split.query_ids if q not in run]  # first: rankings of another split lack them all
     if missing:
         raise DatasetError(f"{len(missing)} of the {len(split.query_ids)} queries of {split.label} have no search "
                            f"results (first: {missing[:SHOWN_IDS]}); rank every query of the split ({{}} for a query "
                            "nothing was found for)", path=origin, item_id=missing[0])
-    expected = set(split.query_ids)
-    foreign = [q for q in run if q not in expected]
-    if foreign:
-        raise DatasetError(f"{len(foreign)} query ids are not queries of {split.label} (first: {foreign[:SHOWN_IDS]})",
-                           path=origin, item_id=foreign[0])
-
-
-def _check_documents(run: dict[str, Any], split: SplitData, origin: str | Path) -> None:
-    unknown = split.unknown_documents(doc for docs in run.values() for doc in docs)
-    if unknown:
-        qid, doc = next((q, d) for q, docs in run.items() for d in docs if d in unknown)
-        raise DatasetError(f"document {doc!r} is not in the corpus of {split.label} ({len(unknown)} unknown document "
-                           f"ids in all, first: {sorted(unknown)[:SHOWN_IDS]})", path=origin, item_id=qid)
+    check_rankings(run, split.query_ids, split.corpus, path=origin, label=split.label)
+    if top_k is not None:
+        _check_depth(run, top_k, origin)
+    return run
 
 
 def _check_depth(run: dict[str, Any], top_k: int, origin: str | Path) -> None:

@@ -24,6 +24,7 @@ from tests.bad_inputs.cases_significance import (
     _one_model_on_other_data,
     _query_missing_results_agreeing,
     _shared,
+    _subset_renamed,
     _without_kept,
 )
 from tests.bad_inputs.framework import Case, Workspace, mutated_results
@@ -180,6 +181,9 @@ CASES = [
     Case("leaderboard-older-results-without-kept-scores", argv=_argv(_mutated(_without_kept)),
          error="--overwrite-strategy always"),
     Case("leaderboard-kept-scores-corrupt", argv=_argv(_mutated(_corrupt_kept)), error=".per_query.json.gz"),
+    # issue 50, finding 5: the same refusal as significance's (one rule, results.kept.read_kept_file)
+    Case("leaderboard-results-subset-not-in-kept-scores", argv=_argv(_mutated(_subset_renamed)),
+         error="no per-query scores of dev/renamed for airbench-mteb/bm25 (b=0.75, k1=1.2)"),
     Case("leaderboard-kept-scores-contradict-results", argv=_argv(_mutated(_every_score_changed)),
          error="ndcg_at_10"),
     Case("leaderboard-runs-on-different-data", argv=_argv(_mutated(_dev_data_other)), error="mirror-other-dev"),

@@ -67,6 +67,11 @@ RANGE_CASES = [
     Case("reader-share-negative", argv=_board(_bias(share_at_1_human=-0.1)), error="share_at_1_human"),
     Case("reader-tie-count-fractional", argv=_board(_bias(tie_decided_queries_at_1=2.5)),
          error="tie_decided_queries_at_1"),
+    # issue 50, finding 6: a count is a whole number however JSON spells it (80.0 was refused), 80.5 is not
+    Case("reader-count-written-as-float", argv=_board(_bias(ndsr_queries=80.0, tie_checked_queries=1e1)),
+         check=_written),
+    Case("reader-count-fractional", argv=_board(_bias(ndsr_queries=80.5)),
+         error="source_bias.ndsr_queries is 80.5, not a whole number"),
 ]
 
 # --- names are data in every Markdown report ---

@@ -198,6 +198,12 @@ def _dev_dropped(root: Path) -> None:
         _edit_result(path, lambda data: data["scores"].pop("dev"))
 
 
+def _subset_renamed(root: Path) -> None:
+    """Issue 50, finding 5: the tuned model's results file names its dev subset otherwise than its per-query file
+    (significance left the split out with a note; leaderboard and consistency refused the folder)."""
+    _edit_result(_files(root, ".json")[1], lambda data: data["scores"]["dev"][0].update(hf_subset="renamed"))
+
+
 def _kept_vectors(ws: Workspace, metric: str, root: Path | None = None) -> list[np.ndarray]:
     """Both models' dev vectors, read from the kept files (of the shared results, or of ``root``) without the plugin."""
     return [np.array(json.loads(gzip.decompress(path.read_bytes()))["scores"]["dev"]["default"]["metrics"][metric])
@@ -333,6 +339,9 @@ CASES = [
          argv=_argv(_mutated(_nan_main_score), "-m", BM25, TUNED, "-t", TASK), error="main_score is NaN"),
     Case("significance-models-scored-on-different-queries",
          argv=_argv(_mutated(_query_missing_results_agreeing), "-m", BM25, TUNED, "-t", TASK), error="scored for"),
+    Case("significance-results-subset-not-in-kept-scores",
+         argv=_argv(_mutated(_subset_renamed), "-m", BM25, TUNED, "-t", TASK),
+         error=f"no per-query scores of dev/renamed for {TUNED}"),
     Case("significance-metric-not-kept", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--metrics", "precision_at_7"),
          error="precision_at_7"),
     Case("significance-unknown-correction", argv=_argv(_shared, "-m", BM25, TUNED, "-t", TASK, "--correction", "sidak"),
