@@ -28,6 +28,7 @@ FLOORS = {
     "settings": 2,
     "mteb_compat": 1,
     "ir_types": 0,  # Qrels and Run, the shapes data/, metrics/ and everything above them pass around
+    "whole_numbers": 0,  # whole numbers however JSON spells them, for every reader of a count (data/ and metrics/ alike)
 }
 
 

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.data.qrels import relevance
 from airbench_mteb.results.reading import COUNT, SOURCE_BIAS, _whole_counts, score_problem
+from airbench_mteb.whole_numbers import whole_number
 
 
 @settings(max_examples=200, deadline=None)
@@ -68,3 +68,16 @@ def test_relevance_and_a_packages_top_k_read_whole_numbers() -> None:
     for wrong in (100.5, True, "100", 0):
         with pytest.raises(DatasetError, match="top_k"):
             _extras({"top_k": wrong}, "f")
+
+
+def test_a_comparisons_counts_are_whole_numbers_as_json_writes_them() -> None:
+    import numpy as np
+    import pytest
+
+    from airbench_mteb.metrics.pairwise import PairwiseComparison
+
+    written = PairwiseComparison(models=("a", "b"), ssci=np.eye(2), rcci=np.eye(2), num_queries=80, depth=10,
+                                 uncertainty=None).to_json()
+    assert PairwiseComparison.from_json({**written, "num_queries": 80.0, "depth": 1e1}).num_queries == 80
+    with pytest.raises(ValueError, match=r"num_queries is 80\.5, not a whole number"):
+        PairwiseComparison.from_json({**written, "num_queries": 80.5})

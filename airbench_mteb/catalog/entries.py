@@ -13,7 +13,7 @@ from mteb.languages import check_language_code
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.numbers import whole_number
+from airbench_mteb.whole_numbers import whole_number
 
 # The revision of data that live in a folder: their identity is a fingerprint of the files, not a hub commit.
 LOCAL_REVISION = "local"

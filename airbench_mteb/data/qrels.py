@@ -31,8 +31,8 @@ from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import field, read_jsonl, read_tsv
-from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.ir_types import Qrels
+from airbench_mteb.whole_numbers import whole_number
 
 RELEVANCE_MIN = -(2**31)
 RELEVANCE_MAX = 2**31 - 1

@@ -35,6 +35,7 @@ from airbench_mteb.metrics.significance import (
     adjust_p_values,
     paired_randomization_test,
 )
+from airbench_mteb.whole_numbers import count
 
 
 def _check_pair(r1: np.ndarray, r2: np.ndarray) -> int:
@@ -175,7 +176,8 @@ class PairUncertainty:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PairUncertainty:
-        resampling = Resampling(method=data["method"], n_resamples=int(data["n_resamples"]), seed=int(data["seed"]),
+        resampling = Resampling(method=data["method"], n_resamples=count(data["n_resamples"], "n_resamples"),
+                                seed=count(data["seed"], "seed"),
                                 level=float(data["level"]), test=str(data["test"]))
         return cls(**{name: np.asarray(data[name], dtype=float) for name in _UNCERTAINTY_MATRICES},
                    methods=np.asarray(data["methods"], dtype=str), resampling=resampling,
@@ -235,8 +237,8 @@ class PairwiseComparison:
         """:meth:`to_json`'s output back (one computed without intervals has no uncertainty)."""
         uncertainty = data.get("uncertainty")
         return cls(models=tuple(data["models"]), ssci=np.asarray(data["ssci"], dtype=float),
-                   rcci=np.asarray(data["rcci"], dtype=float), num_queries=int(data["num_queries"]),
-                   depth=int(data["depth"]),
+                   rcci=np.asarray(data["rcci"], dtype=float), num_queries=count(data["num_queries"], "num_queries"),
+                   depth=count(data["depth"], "depth"),
                    uncertainty=None if uncertainty is None else PairUncertainty.from_json(uncertainty))
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from airbench_mteb.data.numbers import whole_number
+from airbench_mteb.whole_numbers import whole_number
 
 if TYPE_CHECKING:
     from mteb.models import ModelMeta

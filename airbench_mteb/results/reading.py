@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import read_json
-from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.models.arguments import model_label
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
+from airbench_mteb.whole_numbers import whole_number
 
 if TYPE_CHECKING:
     from mteb.models import ModelMeta

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.numbers import whole_number
 from airbench_mteb.data.predictions import DuplicateKeyError, loads_unique_keys
+from airbench_mteb.whole_numbers import whole_number
 
 NO_RERANKER = "NoReranker"
 FIELDS = ("model_name", "reranker_name", "benchmark_version", "task_type", "domain", "language", "dataset_name",

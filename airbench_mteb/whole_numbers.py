@@ -19,3 +19,11 @@ def whole_number(value: object) -> int | None:
     if isinstance(value, Real) and math.isfinite(value) and float(value).is_integer():
         return int(value)
     return None
+
+
+def count(value: object, name: str) -> int:
+    """``value`` as :func:`whole_number` reads it; a ValueError naming ``name`` for anything else."""
+    whole = whole_number(value)
+    if whole is None:
+        raise ValueError(f"{name} is {value!r}, not a whole number")
+    return whole
