@@ -21,11 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airbench_mteb import settings as plugin_settings
-from airbench_mteb.models import bm25, bm25_build
+from airbench_mteb.models import bm25
+from airbench_mteb.models.bm25 import build as bm25_build
 from airbench_mteb.models.bm25 import BM25Search
-from airbench_mteb.models.bm25_build import lucene_length
-from airbench_mteb.models.bm25_index import BM25Index
-from airbench_mteb.models.bm25_store import MANIFEST, BM25IndexWarning
+from airbench_mteb.models.bm25.build import lucene_length
+from airbench_mteb.models.bm25.index import BM25Index
+from airbench_mteb.models.bm25.store import MANIFEST, BM25IndexWarning
 from airbench_mteb.settings import SettingsError
 from tests.test_bm25 import _metadata
 
@@ -181,7 +182,8 @@ _KILLED_BUILD = """
 import sys
 from datasets import Dataset
 from mteb import TaskMetadata
-from airbench_mteb.models import bm25, bm25_build
+from airbench_mteb.models import bm25
+from airbench_mteb.models.bm25 import build as bm25_build
 from airbench_mteb.models.bm25 import BM25Search
 metadata = TaskMetadata(
     name="Killed", description="d", reference=None, dataset={"path": "NA", "revision": "NA"}, type="Retrieval",
