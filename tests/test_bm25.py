@@ -218,10 +218,10 @@ def test_the_index_is_the_same_however_the_corpus_is_cut_into_batches() -> None:
     for size in (1, 7, 64):
         cut = BM25Index.build([documents[i:i + size] for i in range(0, len(documents), size)], k1=0.9, b=0.4)
         assert cut.vocabulary == whole.vocabulary
-        for name in ("indptr", "documents", "weights"):
+        for name in ("indptr", "postings_at", "postings", "idf", "norms"):
             assert np.array_equal(getattr(cut, name), getattr(whole, name)), (size, name)
     for term, t in whole.vocabulary.items():  # each term's documents ascending, with Lucene's weights
-        postings = whole.documents[whole.indptr[t]:whole.indptr[t + 1]]
+        postings, _ = whole.postings_of(t)
         assert postings.tolist() == [i for i, d in enumerate(documents) if term in d]
     expected = _okapi_bm25(["t1", "t2", "t7"], documents, 0.9, 0.4)
     assert whole.scores(whole.term_ids(["t1", "t2", "t7"])).tolist() == pytest.approx(expected, abs=1e-5)
@@ -329,7 +329,7 @@ def test_index_built_by_worker_processes_equals_the_one_built_in_process(
     workers.index(corpus, **NFCORPUS_COMMON)
     one, two = alone._current.index, workers._current.index
     assert one.vocabulary == two.vocabulary
-    for name in ("indptr", "documents", "weights"):
+    for name in ("indptr", "postings_at", "postings", "idf", "norms"):
         assert np.array_equal(getattr(one, name), getattr(two, name)), name
     runs = [model.search(queries, top_k=100, **NFCORPUS_COMMON) for model in (alone, workers)]
     assert [list(run.items()) for run in runs[0].values()] == [list(run.items()) for run in runs[1].values()]

@@ -3,24 +3,21 @@
 Analysed batches (:class:`AnalysedBatch`, in corpus order) are gathered until they hold ``RUN_PAIRS`` (document,
 term) pairs; that run's vocabulary is then merged into the corpus vocabulary (term ids in order of first
 occurrence in the corpus, as one dictionary encoding of the whole corpus would give them), its pairs are put
-term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file, and the
-run is freed. Once every batch is in, the document frequencies, ``N`` and ``avgdl`` are known, so each term's
-place in the index files is (``indptr``), and the runs are merged by ``workers`` processes at once, each taking
+term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file as varints
+of document gaps and counts (:class:`_Run`), and the run is freed. Once every batch is in, the document
+frequencies, ``N`` and the lengths are known, and the runs are merged by ``workers`` processes at once, each taking
 stretches of the vocabulary (:meth:`_Merge.stretches`) and merging them a range of terms at a time (about
 ``MERGE_ENTRIES / workers`` postings): each run's part of those terms is read with ``pread`` (nothing
-memory-mapped, so nothing stays resident), the range's Lucene weights are computed and written in place with
-``pwrite``.
+memory-mapped, so nothing stays resident) and the range's postings are encoded by the codec into the stretch's
+file. The stretch files are appended to ``postings`` in order (each removed once appended), their checksums
+computed on the way.
 
 Memory while building: one run (about 20 bytes per pair: the batches' pairs and their term-major copy), merge
-ranges of about 24 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document
+ranges of about 40 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document
 (its length), 12 per term of the vocabulary (its document frequency and first-occurrence bookkeeping) and the
-vocabulary's own bytes. Disk: 8 bytes per pair and 12 per term in the runs (removed at the end) and 8 per posting
-in the index.
-
-The folder's files (raw little-endian arrays; their lengths and types are in the manifest written beside them,
-see :mod:`airbench_mteb.models.bm25.store`): ``indptr`` (int64, one more than the terms), ``documents`` (int32)
-and ``weights`` (float32), one entry per posting, term-major; ``vocabulary`` and ``doc_ids`` as Arrow large
-string buffers (``*.offsets`` int64 and ``*.bytes`` UTF-8).
+vocabulary's own bytes. Disk: the runs (about 2 to 3 bytes per pair and 20 per term and run, removed at the end)
+beside the growing index and one merged stretch. The files written are those of
+:mod:`~airbench_mteb.models.bm25.format`.
 """
 
 from __future__ import annotations

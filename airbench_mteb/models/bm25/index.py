@@ -159,7 +159,8 @@ class BM25Index:
     def open(cls, folder: Path, header: IndexHeader) -> BM25Index:
         """The index whose files are in ``folder`` (written by :class:`~airbench_mteb.models.bm25.build.IndexWriter`
         with this ``header``), memory-mapped."""
-        arrays = {name: mapped(folder / name, dtype, count) for name, (dtype, count) in array_sizes(header).items()}
+        arrays = {name: mapped(folder / name, dtype, count) for name, (dtype, count) in array_sizes(header).items()
+                  if name in ("df", "postings_at", "idf", "norms", POSTINGS_CHECKS)}
         return cls(Vocabulary(mapped_strings(folder, "vocabulary", header.terms)), header, indptr=arrays["df"],
                    postings_at=arrays["postings_at"], idf=arrays["idf"], norms=arrays["norms"],
                    postings=mapped(folder / POSTINGS, np.uint8, header.postings_bytes),
