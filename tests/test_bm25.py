@@ -20,10 +20,9 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.models.bm25 import c_allocator
+from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, _arrow_batches, c_allocator, pyserini_scores
 from airbench_mteb.models.bm25 import index as bm25_index
 from airbench_mteb.models.bm25 import workers as bm25_workers
-from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, _arrow_batches, pyserini_scores
 from airbench_mteb.models.bm25.index import BM25Index
 from airbench_mteb.models.bm25.workers import analysed_batches
 from airbench_mteb.models.lucene_analysis import lucene_terms

@@ -22,8 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airbench_mteb import settings as plugin_settings
-from airbench_mteb.models.bm25 import BM25Search
-from airbench_mteb.models.bm25 import build
+from airbench_mteb.models.bm25 import BM25Search, build
 from airbench_mteb.models.bm25.build import IndexWriter, StringsWriter
 from airbench_mteb.models.bm25.codec import BAD_BLOCK, BLOCK, ForCodec, decode_varints, encode_varints
 from airbench_mteb.models.bm25.format import (

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from airbench_mteb import settings as plugin_settings
 from airbench_mteb.models import bm25
-from airbench_mteb.models.bm25 import build as bm25_build
 from airbench_mteb.models.bm25 import BM25Search
+from airbench_mteb.models.bm25 import build as bm25_build
 from airbench_mteb.models.bm25.format import MANIFEST, POSTINGS, lucene_length
 from airbench_mteb.models.bm25.index import BM25Index
 from airbench_mteb.models.bm25.store import BM25IndexWarning

@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.models.bm25.build import AnalysedBatch
 from airbench_mteb.models.bm25.index import BM25Index, QueryBlock, TieOrder
-from airbench_mteb.models.lucene_analysis.wordwise import wordwise
 from airbench_mteb.models.bm25.worker_pool import available_cores, can_fork, in_order
+from airbench_mteb.models.lucene_analysis.wordwise import wordwise
 
 # The pool moved to worker_pool; its names stay importable here for tests/test_bm25.py, kept untouched (issue 41).
 __all__ = ["BatchAnalyser", "analysed_batches", "analysed_rows", "available_cores", "can_fork", "in_order", "searched"]
