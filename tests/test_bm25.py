@@ -367,7 +367,7 @@ def test_worker_processes_search_blocks_of_queries_as_this_process_does(
     term_ids = [index.term_ids(model._current.terms(text)) for text in queries["text"]]
     monkeypatch.setattr(bm25_index, "_BLOCK_ENTRIES", 5_000)  # many blocks, each query alone or a few together
     blocks = list(index.query_blocks(term_ids))
-    assert len(blocks) > 20 and any(len(block.queries) > 1 for block in blocks) and any(b.dense for b in blocks)
+    assert len(blocks) > 20 and any(len(block.queries) > 1 for block in blocks)
     used = []
     monkeypatch.setattr(bm25_workers, "_search_block",
                         lambda shared, block: used.append(os.getpid()) or bm25_index.BM25Index.search_block(

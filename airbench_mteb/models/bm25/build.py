@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airbench_mteb.models.bm25.codec import decode_varints, encode_varints
+from airbench_mteb.models.bm25.codec import decode_varints, encode_run
 from airbench_mteb.models.bm25.format import (
     CODEC,
     CODECS,
@@ -252,26 +252,12 @@ class IndexWriter:
         if len(counts):
             self._max_tf = max(self._max_tf, int(counts.max()))
         starts = np.concatenate([[0], np.cumsum(dfs)]).astype(np.int64)
-        values = np.empty(2 * len(documents), dtype=np.int64)
-        previous = np.empty(len(documents), dtype=np.int64)
-        previous[1:] = documents[:-1]
-        if len(documents):
-            previous[starts[:-1]] = first_document - 1  # each term's first document counts from the run's first
-        values[0::2] = documents - previous - 1
-        values[1::2] = counts.astype(np.int64) - 1
-        data = encode_varints(values)
-        pair_bytes = np.add.reduceat(_varint_sizes(values), np.arange(0, len(values), 2)) if len(values) else values
-        bytes_at = np.concatenate([[0], np.cumsum(pair_bytes)[starts[1:] - 1]]).astype(np.int64)
+        data, bytes_at = encode_run(documents, counts, starts, first_document)
         path = self.folder / f"run-{len(self._runs):05d}"
         with open(path, "wb") as handle:
             for part in (present.astype(np.int32), starts, bytes_at, data):
                 handle.write(part.tobytes())
         self._runs.append(_Run(path, len(present), first_document))
-
-
-def _varint_sizes(values: np.ndarray) -> np.ndarray:
-    """The LEB128 length of each value (below 2**35)."""
-    return 1 + sum((values >> shift > 0).astype(np.int64) for shift in (7, 14, 21, 28))
 
 
 def _term_major(batches: list[_BatchPairs], to_global: np.ndarray, n_terms: int,

@@ -9,7 +9,7 @@ block of ones costs two bytes and one outlier does not widen the other 127 value
 count and place against the block, every document against the corpus size and every frequency against the
 largest the build saw: damaged bytes give an error code, never a wrong posting or an out-of-bounds read.
 
-The build's runs on disk use :func:`encode_varints` / :func:`decode_varints` (LEB128), one pass and no blocks.
+The build's runs on disk use :func:`encode_run` / :func:`decode_varints` (LEB128), one pass and no blocks.
 """
 
 from __future__ import annotations
@@ -218,23 +218,33 @@ class ForCodec(PostingsCodec):
 
 
 @njit(cache=True)
-def _encode_varints(values: np.ndarray, out: np.ndarray) -> int:
+def _encode_run(documents: np.ndarray, counts: np.ndarray, starts: np.ndarray, first_document: int,
+                out: np.ndarray, bytes_at: np.ndarray) -> int:
     pos = 0
-    for i in range(len(values)):
-        value = int(values[i])
-        while value >= 0x80:
-            out[pos] = (value & 0x7F) | 0x80
-            pos += 1
-            value >>= 7
-        out[pos] = value
-        pos += 1
+    for t in range(len(starts) - 1):
+        bytes_at[t] = pos
+        previous = first_document - 1
+        for i in range(starts[t], starts[t + 1]):
+            for value in (int(documents[i]) - previous - 1, int(counts[i]) - 1):
+                while value >= 0x80:
+                    out[pos] = (value & 0x7F) | 0x80
+                    pos += 1
+                    value >>= 7
+                out[pos] = value
+                pos += 1
+            previous = int(documents[i])
+    bytes_at[len(starts) - 1] = pos
     return pos
 
 
-def encode_varints(values: np.ndarray) -> np.ndarray:
-    """Non-negative int64 values as LEB128 bytes."""
-    out = np.empty(5 * len(values), dtype=np.uint8)  # values below 2**35
-    return out[:_encode_varints(values, out)]
+def encode_run(documents: np.ndarray, counts: np.ndarray, starts: np.ndarray,
+               first_document: int) -> tuple[np.ndarray, np.ndarray]:
+    """A build run's pairs as varints (per pair: the document's gap to the term's previous one, the first from
+    ``first_document``, less one; the count less one), and where each term's bytes start (one more than the
+    terms). ``starts``: where each term's pairs start (one more than the terms)."""
+    out = np.empty(10 * len(documents), dtype=np.uint8)  # two values below 2**35 a pair
+    bytes_at = np.empty(len(starts), dtype=np.int64)
+    return out[:_encode_run(documents, counts, starts, first_document, out, bytes_at)], bytes_at
 
 
 @njit(cache=True)

@@ -109,7 +109,6 @@ class QueryBlock:
     """Consecutive queries (term ids) scored together by :meth:`BM25Index.search_block`."""
 
     queries: list[Sequence[int]]
-    dense: bool  # one query that reads more than a quarter of the documents' postings, a block of its own
 
 
 @njit(cache=True)
@@ -263,24 +262,20 @@ class BM25Index:
         return positions[keep], found[keep]
 
     def query_blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[QueryBlock]:
-        """Consecutive queries, grouped so a block's postings stay under ``_BLOCK_ENTRIES``; a query that
-        reads more than a quarter of the documents is a block of its own."""
+        """Consecutive queries, grouped so a block's postings stay under ``_BLOCK_ENTRIES`` (a query alone may
+        read more)."""
         postings = np.diff(self.indptr)
         block: list[Sequence[int]] = []
         entries = 0
         for terms in queries:
             size = int(postings[np.asarray(terms, dtype=np.int64)].sum())
-            dense = size > self.num_documents // 4
-            if block and (dense or entries + size > _BLOCK_ENTRIES):
-                yield QueryBlock(block, dense=False)
+            if block and entries + size > _BLOCK_ENTRIES:
+                yield QueryBlock(block)
                 block, entries = [], 0
-            if dense:
-                yield QueryBlock([terms], dense=True)
-                continue
             block.append(terms)
             entries += size
         if block:
-            yield QueryBlock(block, dense=False)
+            yield QueryBlock(block)
 
     def scores_of(self, term_ids: Sequence[int], positions: np.ndarray) -> np.ndarray:
         """The :meth:`scores` of the documents at ``positions`` alone, found by binary search in each term's
