@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import warnings
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +24,7 @@ from hypothesis import strategies as st
 from airbench_mteb import settings as plugin_settings
 from airbench_mteb.models.bm25 import BM25Search, build
 from airbench_mteb.models.bm25.build import IndexWriter, StringsWriter
-from airbench_mteb.models.bm25.codec import BAD_BLOCK, BLOCK, ForCodec, decode_varints, encode_run
+from airbench_mteb.models.bm25.codec import BAD_BLOCK, BLOCK, ForCodec
 from airbench_mteb.models.bm25.format import (
     FORMAT_VERSION,
     MANIFEST,
@@ -99,12 +98,8 @@ def test_the_codec_gives_back_every_posting(gaps: list[list[int]], frequencies: 
         start += count
     truncated = ForCodec.decode(data, 0, int(at[1]) - 1, int(counts[0]), int(documents.max()) + 1, int(tf.max()))
     assert truncated[2] < 0
-    data, at = encode_run(documents, tf.astype(np.uint32), np.concatenate([[0], np.cumsum(counts)]), 0)
-    values = decode_varints(data, 2 * len(documents))  # a build run's pairs: gaps less one, counts less one
-    assert values is not None and at[-1] == len(data)
-    assert np.array_equal(values[1::2] + 1, tf)
-    for t, (begin, end) in enumerate(pairwise(np.concatenate([[0], np.cumsum(counts)]).tolist())):
-        assert (np.cumsum(values[2 * begin:2 * end:2] + 1) - 1).tolist() == documents[begin:end].tolist(), t
+    together = ForCodec.decode_terms(data, counts, int(documents.max()) + 1, int(tf.max()))
+    assert together[2] == 0 and together[0].tolist() == documents.tolist() and together[1].tolist() == tf.tolist()
 
 
 def test_a_block_of_ones_costs_two_bytes_and_an_outlier_is_patched() -> None:

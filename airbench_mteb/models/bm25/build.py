@@ -3,8 +3,8 @@
 Analysed batches (:class:`AnalysedBatch`, in corpus order) are gathered until they hold ``RUN_PAIRS`` (document,
 term) pairs; that run's vocabulary is then merged into the corpus vocabulary (term ids in order of first
 occurrence in the corpus, as one dictionary encoding of the whole corpus would give them), its pairs are put
-term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file as varints
-of document gaps and counts (:class:`_Run`), and the run is freed. Once every batch is in, the document
+term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file encoded by
+the index's codec (:class:`_Run`), and the run is freed. Once every batch is in, the document
 frequencies, ``N`` and the lengths are known, and the runs are merged by ``workers`` processes at once, each taking
 stretches of the vocabulary (:meth:`_Merge.stretches`) and merging them a range of terms at a time (about
 ``MERGE_ENTRIES / workers`` postings): each run's part of those terms is read with ``pread`` (nothing
@@ -15,8 +15,8 @@ computed on the way.
 Memory while building: one run (about 20 bytes per pair: the batches' pairs and their term-major copy), merge
 ranges of about 40 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document
 (its length), 12 per term of the vocabulary (its document frequency and first-occurrence bookkeeping) and the
-vocabulary's own bytes. Disk: the runs (about 2 to 3 bytes per pair and 20 per term and run, removed at the end)
-beside the growing index and one merged stretch. The files written are those of
+vocabulary's own bytes. Disk: the runs (compressed as the index is, plus 12 bytes per term and run; removed at the
+end) beside the growing index and the merged stretches not yet appended. The files written are those of
 :mod:`~airbench_mteb.models.bm25.format`.
 """
 
@@ -34,7 +34,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airbench_mteb.models.bm25.codec import decode_varints, encode_run
 from airbench_mteb.models.bm25.format import (
     CODEC,
     CODECS,
@@ -51,6 +50,8 @@ RUN_PAIRS = 1 << 22  # pairs gathered before a run is spilled (about 20 bytes ea
 MERGE_ENTRIES = 1 << 22  # postings merged and encoded at once (about 40 bytes each)
 _TERM_BLOCK = 1 << 16  # entries of a run's term list read at a time
 _COPY_BYTES = 1 << 22  # bytes of a merged stretch copied into ``postings`` at a time
+_MAX_COUNT = np.iinfo(np.uint32).max  # a term's count in a document, as the runs keep it
+_RUN_OFFSET_MAX = np.iinfo(np.uint32).max  # pairs and bytes of one run, as its term lists keep them
 
 
 @dataclass
@@ -142,9 +143,9 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
 
 @dataclass
 class _Run:
-    """A run file: its term ids (int32, ascending), where each term's pairs start and where its bytes start (int64,
-    one more than the terms each), then each pair as two varints: the document's gap to the term's previous one in
-    the run (the first from the run's first document) less one, and the count less one."""
+    """A run file: its term ids (int32, ascending), where each term's pairs start and where its bytes start (uint32,
+    one more than the terms each: a run holds far fewer than 2**32 pairs and bytes), then each term's pairs encoded
+    by the index's codec, documents counted from the run's first."""
 
     path: Path
     terms: int  # distinct terms in the run
@@ -152,8 +153,8 @@ class _Run:
 
     @property
     def bytes_at(self) -> int:
-        """Where the varints start in the file."""
-        return 4 * self.terms + 16 * (self.terms + 1)
+        """Where the encoded pairs start in the file."""
+        return 4 * self.terms + 8 * (self.terms + 1)
 
 
 class _Vocabulary:
@@ -252,10 +253,13 @@ class IndexWriter:
         if len(counts):
             self._max_tf = max(self._max_tf, int(counts.max()))
         starts = np.concatenate([[0], np.cumsum(dfs)]).astype(np.int64)
-        data, bytes_at = encode_run(documents, counts, starts, first_document)
+        data, sizes = CODECS[CODEC].encode(documents - first_document, counts, dfs)
+        bytes_at = np.concatenate([[0], np.cumsum(sizes)])
+        if len(documents) > _RUN_OFFSET_MAX or bytes_at[-1] > _RUN_OFFSET_MAX:
+            raise ValueError(f"BM25: a run of {len(documents):,} pairs does not fit a run file; lower RUN_PAIRS")
         path = self.folder / f"run-{len(self._runs):05d}"
         with open(path, "wb") as handle:
-            for part in (present.astype(np.int32), starts, bytes_at, data):
+            for part in (present.astype(np.int32), starts.astype(np.uint32), bytes_at.astype(np.uint32), data):
                 handle.write(part.tobytes())
         self._runs.append(_Run(path, len(present), first_document))
 
@@ -301,19 +305,16 @@ class _RunReader:
         """The run's terms below ``end_term`` not taken yet: their ids, frequencies, documents and counts."""
         ids = self._ids_below(fd, end_term)
         terms = self.run.terms
-        starts = _pread(fd, np.int64, 4 * terms + 8 * self._term_at, len(ids) + 1)
-        bytes_at = _pread(fd, np.int64, 4 * terms + 8 * (terms + 1) + 8 * self._term_at, len(ids) + 1)
+        starts = _pread(fd, np.uint32, 4 * terms + 4 * self._term_at, len(ids) + 1).astype(np.int64)
+        bytes_at = _pread(fd, np.uint32, 4 * terms + 4 * (terms + 1) + 4 * self._term_at, len(ids) + 1)
         self._term_at += len(ids)
         n = int(starts[-1] - starts[0])
         data = _pread(fd, np.uint8, self.run.bytes_at + int(bytes_at[0]), int(bytes_at[-1] - bytes_at[0]))
-        values = decode_varints(data, 2 * n)
-        if values is None:
-            raise OSError(f"BM25: the run file {self.run.path} of the index build does not hold what was written")
         dfs = np.diff(starts)
-        steps = np.cumsum(values[0::2] + 1)
-        before = np.concatenate([[0], steps])[np.repeat(starts[:-1] - starts[0], dfs)]  # up to each term's start
-        documents = (self.run.first_document - 1 + steps - before).astype(np.int32)
-        return ids, dfs, documents, (values[1::2] + 1).astype(np.uint32)
+        documents, counts, status = CODECS[CODEC].decode_terms(data, dfs, np.iinfo(np.int32).max, _MAX_COUNT)
+        if status or n != len(documents):
+            raise OSError(f"BM25: the run file {self.run.path} of the index build does not hold what was written")
+        return ids, dfs, documents + np.int32(self.run.first_document), counts
 
     def _ids_below(self, fd: int, end_term: int) -> np.ndarray:
         taken = []

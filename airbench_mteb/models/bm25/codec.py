@@ -9,7 +9,7 @@ block of ones costs two bytes and one outlier does not widen the other 127 value
 count and place against the block, every document against the corpus size and every frequency against the
 largest the build saw: damaged bytes give an error code, never a wrong posting or an out-of-bounds read.
 
-The build's runs on disk use :func:`encode_run` / :func:`decode_varints` (LEB128), one pass and no blocks.
+The build's runs on disk use the same codec (:mod:`~airbench_mteb.models.bm25.build`).
 """
 
 from __future__ import annotations
@@ -174,7 +174,20 @@ def _decode_term(data: np.ndarray, start: int, end: int, count: int, n_documents
             documents[done + i] = previous
             frequencies[done + i] = counts[i] + 1
         done += n
-    return 0 if pos == end else BAD_LENGTH
+    return pos  # where the term's bytes end
+
+
+@njit(cache=True)
+def _decode_terms(data: np.ndarray, counts: np.ndarray, n_documents: int, max_frequency: int,
+                  documents: np.ndarray, frequencies: np.ndarray) -> int:
+    pos, at = 0, 0
+    for t in range(len(counts)):
+        pos = _decode_term(data, pos, len(data), counts[t], n_documents, max_frequency,
+                           documents[at:at + counts[t]], frequencies[at:at + counts[t]])
+        if pos < 0:
+            return pos
+        at += counts[t]
+    return 0 if pos == len(data) else BAD_LENGTH
 
 
 class PostingsCodec:
@@ -192,6 +205,12 @@ class PostingsCodec:
     def decode(data: np.ndarray, start: int, end: int, count: int, n_documents: int,
                max_frequency: int) -> tuple[np.ndarray, np.ndarray, int]:
         """One term's documents (int32) and frequencies (uint32) from ``data[start:end]``, and 0 or an error code."""
+        raise NotImplementedError
+
+    @staticmethod
+    def decode_terms(data: np.ndarray, counts: np.ndarray, n_documents: int,
+                     max_frequency: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """The postings of consecutive terms (``counts[t]`` each) that fill ``data``, and 0 or an error code."""
         raise NotImplementedError
 
 
@@ -213,59 +232,14 @@ class ForCodec(PostingsCodec):
                max_frequency: int) -> tuple[np.ndarray, np.ndarray, int]:
         documents = np.empty(count, dtype=np.int32)
         frequencies = np.empty(count, dtype=np.uint32)
-        status = _decode_term(data, start, end, count, n_documents, max_frequency, documents, frequencies)
+        after = _decode_term(data, start, end, count, n_documents, max_frequency, documents, frequencies)
+        return documents, frequencies, after if after < 0 else 0 if after == end else BAD_LENGTH
+
+    @staticmethod
+    def decode_terms(data: np.ndarray, counts: np.ndarray, n_documents: int,
+                     max_frequency: int) -> tuple[np.ndarray, np.ndarray, int]:
+        total = int(counts.sum())
+        documents = np.empty(total, dtype=np.int32)
+        frequencies = np.empty(total, dtype=np.uint32)
+        status = _decode_terms(data, counts.astype(np.int64), n_documents, max_frequency, documents, frequencies)
         return documents, frequencies, status
-
-
-@njit(cache=True)
-def _encode_run(documents: np.ndarray, counts: np.ndarray, starts: np.ndarray, first_document: int,
-                out: np.ndarray, bytes_at: np.ndarray) -> int:
-    pos = 0
-    for t in range(len(starts) - 1):
-        bytes_at[t] = pos
-        previous = first_document - 1
-        for i in range(starts[t], starts[t + 1]):
-            for value in (int(documents[i]) - previous - 1, int(counts[i]) - 1):
-                while value >= 0x80:
-                    out[pos] = (value & 0x7F) | 0x80
-                    pos += 1
-                    value >>= 7
-                out[pos] = value
-                pos += 1
-            previous = int(documents[i])
-    bytes_at[len(starts) - 1] = pos
-    return pos
-
-
-def encode_run(documents: np.ndarray, counts: np.ndarray, starts: np.ndarray,
-               first_document: int) -> tuple[np.ndarray, np.ndarray]:
-    """A build run's pairs as varints (per pair: the document's gap to the term's previous one, the first from
-    ``first_document``, less one; the count less one), and where each term's bytes start (one more than the
-    terms). ``starts``: where each term's pairs start (one more than the terms)."""
-    out = np.empty(10 * len(documents), dtype=np.uint8)  # two values below 2**35 a pair
-    bytes_at = np.empty(len(starts), dtype=np.int64)
-    return out[:_encode_run(documents, counts, starts, first_document, out, bytes_at)], bytes_at
-
-
-@njit(cache=True)
-def _decode_varints(data: np.ndarray, out: np.ndarray) -> int:
-    pos = 0
-    for i in range(len(out)):
-        value, shift = 0, 0
-        while True:
-            if pos >= len(data) or shift > 35:
-                return -1
-            byte = int(data[pos])
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
-        out[i] = value
-    return pos
-
-
-def decode_varints(data: np.ndarray, count: int) -> np.ndarray | None:
-    """``count`` values from LEB128 bytes that hold exactly them; None where the bytes do not."""
-    out = np.empty(count, dtype=np.int64)
-    return out if _decode_varints(data, out) == len(data) else None
