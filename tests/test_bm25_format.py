@@ -23,12 +23,14 @@ from hypothesis import strategies as st
 
 from airbench_mteb import settings as plugin_settings
 from airbench_mteb.models.bm25 import BM25Search, build
+from airbench_mteb.models.bm25 import index as index_module
 from airbench_mteb.models.bm25.build import IndexWriter, StringsWriter
 from airbench_mteb.models.bm25.codec import BAD_BLOCK, BLOCK, ForCodec
 from airbench_mteb.models.bm25.format import (
     FORMAT_VERSION,
     MANIFEST,
     MANIFEST_CHECK,
+    POSTINGS,
     lucene_length,
     norm_bytes,
     write_manifest,
@@ -158,6 +160,19 @@ def test_a_byte_changed_anywhere_in_any_file_is_reported_and_the_index_built_aga
     path.write_bytes(bytes(content))
     model = BM25Search(workers=1)
     with pytest.warns(BM25IndexWarning, match="is not used"):
+        assert _searched(model) == expected
+    assert model.index_builds == 1
+
+
+def test_damage_a_search_worker_finds_is_reported_and_the_index_built_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _searched(BM25Search(workers=1))
+    postings = _folder() / POSTINGS
+    content = bytearray(postings.read_bytes())
+    content[len(content) // 2] ^= 0x10
+    postings.write_bytes(bytes(content))
+    monkeypatch.setattr(index_module, "_BLOCK_ENTRIES", 1)  # a block per query: the blocks go to two processes
+    model = BM25Search(workers=2)
+    with pytest.warns(BM25IndexWarning, match="do not match their checksum"):
         assert _searched(model) == expected
     assert model.index_builds == 1
 
