@@ -90,7 +90,7 @@ def main() -> None:
             if number % 500 == 0:  # the memory so far, for a run that is stopped before its end
                 progress.set_postfix_str(f"peak RSS {_status_kb('VmHWM') / 2**20:.2f} GB, anonymous "
                                          f"{sampler.peak_kb / 2**20:.2f} GB", refresh=False)
-        counts = writer.finish()
+        counts = writer.finish()  # the index header: documents, terms, postings
         build_s = time.perf_counter() - started
         build_rss_kb, build_anon_kb = _status_kb("VmHWM"), sampler.peak_kb
         index = BM25Index.open(folder, counts)

@@ -185,7 +185,7 @@ def chinese_index(step: str, size: int) -> dict[str, float]:
     order = np.random.default_rng(0).permutation(size) % len(analysed)
     batches = ([analysed[i] for i in order[start:start + 4096]] for start in range(0, size, 4096))
     index = BM25Index.build(batches, k1=K1, b=B)
-    pairs = len(index.documents)
+    pairs = index.header.postings
     return {"pairs": pairs, "pairs_per_document": round(pairs / size, 1), "terms": len(index.vocabulary),
             "index_bytes_per_pair": round(index.nbytes / pairs, 3)}
 
