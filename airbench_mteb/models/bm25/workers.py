@@ -1,11 +1,11 @@
 """BM25's corpus analysis and its search, spread over worker processes (:func:`~.worker_pool.in_order`).
 
 Analysis: each worker turns one Arrow batch of documents into an
-:class:`~airbench_mteb.models.bm25_build.AnalysedBatch` (the batch's distinct terms and its (document,
+:class:`~airbench_mteb.models.bm25.build.AnalysedBatch` (the batch's distinct terms and its (document,
 term, count) pairs), so what comes back is a few bytes per pair and the batch's distinct terms as one Arrow
 array, not a Python object per token or per term. A worker analyses each distinct word once
 (:class:`BatchAnalyser`) and maps a batch's words to term ids in one C-level pass. Search: each worker
-scores blocks of queries (:meth:`~airbench_mteb.models.bm25_index.BM25Index.search_block`) on the index it
+scores blocks of queries (:meth:`~airbench_mteb.models.bm25.index.BM25Index.search_block`) on the index it
 shares with the parent by the fork, and sends back each query's best positions and scores.
 """
 
@@ -19,10 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.models.bm25_build import AnalysedBatch
-from airbench_mteb.models.bm25_index import BM25Index, QueryBlock
+from airbench_mteb.models.bm25.build import AnalysedBatch
+from airbench_mteb.models.bm25.index import BM25Index, QueryBlock, TieOrder
+from airbench_mteb.models.bm25.worker_pool import available_cores, can_fork, in_order
 from airbench_mteb.models.lucene_analysis.wordwise import wordwise
-from airbench_mteb.models.worker_pool import available_cores, can_fork, in_order
 
 # The pool moved to worker_pool; its names stay importable here for tests/test_bm25.py, kept untouched (issue 41).
 __all__ = ["BatchAnalyser", "analysed_batches", "analysed_rows", "available_cores", "can_fork", "in_order", "searched"]
@@ -140,16 +140,17 @@ def _analyse_rows(shared: tuple[BatchAnalyser, Callable[[Rows], pa.Table]], rows
     return analyser(read(rows))
 
 
-def searched(index: BM25Index, queries: Sequence[Sequence[int]], k: int,
-             workers: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def searched(index: BM25Index, queries: Sequence[Sequence[int]], k: int, workers: int,
+             tie_order: TieOrder | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """:meth:`BM25Index.search`, its query blocks scored by ``workers`` processes where the platform can fork
     (elsewhere in this process: the index would be copied to each worker)."""
     blocks = list(index.query_blocks(queries))
     workers = min(workers, len(blocks)) if can_fork() else 1
-    for results in in_order(_search_block, (index, k), blocks, workers):
+    for results in in_order(_search_block, (index, k, tie_order), blocks, workers):
         yield from results
 
 
-def _search_block(shared: tuple[BM25Index, int], block: QueryBlock) -> list[tuple[np.ndarray, np.ndarray]]:
-    index, k = shared
-    return index.search_block(block, k)
+def _search_block(shared: tuple[BM25Index, int, TieOrder | None],
+                  block: QueryBlock) -> list[tuple[np.ndarray, np.ndarray]]:
+    index, k, tie_order = shared
+    return index.search_block(block, k, tie_order)

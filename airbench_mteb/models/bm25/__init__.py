@@ -26,14 +26,15 @@ from tqdm.auto import tqdm
 
 from airbench_mteb.data.arrow_corpus import id_positions
 from airbench_mteb.models import segmenters
-from airbench_mteb.models.bm25_build import IndexCounts, IndexWriter, StringsWriter
-from airbench_mteb.models.bm25_index import BM25Index, best_first, mapped_strings
-from airbench_mteb.models.bm25_store import IndexKey, stored_index
-from airbench_mteb.models.bm25_workers import analysed_rows, searched
-from airbench_mteb.models.c_allocator import release_freed_memory
+from airbench_mteb.models.bm25.build import IndexWriter, StringsWriter
+from airbench_mteb.models.bm25.c_allocator import release_freed_memory
+from airbench_mteb.models.bm25.format import IndexDamage, IndexHeader
+from airbench_mteb.models.bm25.index import BM25Index, TieOrder, best_first, mapped_strings
+from airbench_mteb.models.bm25.mapped_pages import release_mapped
+from airbench_mteb.models.bm25.store import IndexKey, stored_index
+from airbench_mteb.models.bm25.worker_pool import available_cores
+from airbench_mteb.models.bm25.workers import analysed_rows, searched
 from airbench_mteb.models.lucene_analysis import ISO_639_1, LUCENE_LANGUAGES, analyzer_for
-from airbench_mteb.models.mapped_pages import release_mapped
-from airbench_mteb.models.worker_pool import available_cores
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -70,6 +71,17 @@ class _Index:
     terms: Terms
     doc_ids: pa.LargeStringArray  # corpus order, in one piece (a take from 2,000 chunks took 1 ms per query)
     index: BM25Index
+    rebuild: Callable[[IndexDamage], _Index]  # the same index built again, in place of a damaged one
+
+
+class _ByDocumentId:
+    """Anserini's order of documents tied at a cut-off: by id (as Python sorts strings), smallest kept."""
+
+    def __init__(self, doc_ids: pa.LargeStringArray) -> None:
+        self._doc_ids = doc_ids
+
+    def __call__(self, positions: np.ndarray) -> np.ndarray:
+        return pc.sort_indices(self._doc_ids.take(pa.array(positions, pa.int64()))).to_numpy()
 
 
 class BM25Search:
@@ -80,7 +92,7 @@ class BM25Search:
     analyzers; ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read
     in batches (an Arrow corpus stays memory-mapped), analysed by ``workers`` processes (default: MTEB's
     ``num_proc`` where given, else every core this process may use; 1 analyses in this process, with the
-    same result) into a numpy index (:class:`~airbench_mteb.models.bm25_index.BM25Index`) that scores
+    same result) into a numpy index (:class:`~airbench_mteb.models.bm25.index.BM25Index`) that scores
     queries a block at a time, the blocks spread over as many processes where the platform can fork (they
     share the index with this process). The ``max_indexes`` most recent indexes are kept, keyed by the
     corpus content, the analysis and the languages, so a corpus shared by splits, subsets, tasks or
@@ -88,8 +100,10 @@ class BM25Search:
     with the query are returned (an exact tie at the ``top_k`` cut-off is decided by corpus order);
     ``pyserini_ties=True`` reports their scores as Pyserini's run files do (:func:`pyserini_scores`), which
     reproduces the leaderboard's evaluation exactly but also decides exact ties (identical copies, as in
-    co*cktail's mixed corpora) by id. For reranking, every candidate of
-    ``top_ranked`` is scored.
+    co*cktail's mixed corpora) by id, at the cut-off too (the smallest ids of those tied at the ``top_k``-th
+    score are kept, as Anserini keeps them). For reranking, every candidate of ``top_ranked`` is scored. An
+    index found damaged while searching is reported (:class:`~airbench_mteb.models.bm25.store.BM25IndexWarning`),
+    built again and searched again.
     """
 
     def __init__(self, model_name: str = BM25, revision: str | None = None, *, k1: float = K1, b: float = B,
@@ -127,23 +141,32 @@ class BM25Search:
     def search(self, queries: Any, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str, top_k: int,
                encode_kwargs: Any, top_ranked: dict[str, list[str]] | None = None, num_proc: int | None = None,
                **kwargs: Any) -> dict[str, dict[str, float]]:
-        current = self._current
-        if current is None:
+        if self._current is None:
             raise RuntimeError("BM25Search.search called before index()")
+        arguments = (queries, top_k, top_ranked or {}, num_proc, _show_progress(encode_kwargs))
+        try:
+            return self._search(self._current, *arguments)
+        except IndexDamage as damage:
+            key = next(key for key, index in self._indexes.items() if index is self._current)
+            self._current = self._indexes[key] = self._current.rebuild(damage)
+            return self._search(self._current, *arguments)
+
+    def _search(self, current: _Index, queries: Any, top_k: int, reranked: dict[str, list[str]],
+                num_proc: int | None, show_progress: bool) -> dict[str, dict[str, float]]:
         ids, texts = list(queries["id"]), list(queries["text"])
         term_ids = current.index.term_ids_of([current.terms(text) for text in texts])
-        reranked = top_ranked or {}
+        tie_order: TieOrder | None = _ByDocumentId(current.doc_ids) if self.pyserini_ties else None
         ranked = searched(current.index, [terms for query_id, terms in zip(ids, term_ids, strict=True)
-                                          if query_id not in reranked], top_k, self._workers(num_proc))
+                                          if query_id not in reranked], top_k, self._workers(num_proc), tie_order)
         candidates = _candidate_positions(current.doc_ids, [reranked[query_id] for query_id in ids
                                                             if query_id in reranked])
         results: dict[str, dict[str, float]] = {}
         for query_id, terms in tqdm(zip(ids, term_ids, strict=True), total=len(ids), desc="BM25 search", unit="query",
-                                    leave=False, disable=not _show_progress(encode_kwargs)):
+                                    leave=False, disable=not show_progress):
             if query_id in reranked:  # every candidate is scored, sharing a term or not
                 positions = next(candidates)
                 scores = current.index.scores_of(terms, positions)
-                order = best_first(positions, scores, top_k)
+                order = best_first(positions, scores, top_k, tie_order)
                 best, best_scores = positions[order], scores[order]
             else:
                 best, best_scores = next(ranked)
@@ -160,18 +183,23 @@ class BM25Search:
 
     def _stored(self, key: IndexKey, languages: tuple[str, ...], corpus: Any, show_progress: bool,
                 workers: int) -> _Index:
-        """The corpus's index from the store (:mod:`~airbench_mteb.models.bm25_store`), built there if it is not."""
+        """The corpus's index from the store (:mod:`~airbench_mteb.models.bm25.store`), built there if it is not."""
         terms = analysis_terms(self.analysis, languages)
-        stored = stored_index(key, lambda folder: self._write(folder, terms, corpus, show_progress, workers))
-        if stored.built:
-            self.index_builds += 1
-        index = stored.index
-        logger.info("BM25: %s %d documents, %d terms, %.1f MB of index", "indexed" if stored.built else "read",
-                    index.num_documents, len(index.vocabulary), index.nbytes / 1e6)
-        return _Index(terms, stored.doc_ids, index)
 
-    def _write(self, folder: Path, terms: Terms, corpus: Any, show_progress: bool, workers: int) -> IndexCounts:
-        """The corpus's ids and index files, written into ``folder`` in bounded memory (:mod:`bm25_build`)."""
+        def opened(damage: IndexDamage | None) -> _Index:
+            stored = stored_index(key, lambda folder: self._write(folder, terms, corpus, show_progress, workers),
+                                  damage)
+            if stored.built:
+                self.index_builds += 1
+            index = stored.index
+            logger.info("BM25: %s %d documents, %d terms, %.1f MB of index", "indexed" if stored.built else "read",
+                        index.num_documents, len(index.vocabulary), index.nbytes / 1e6)
+            return _Index(terms, stored.doc_ids, index, opened)
+
+        return opened(None)
+
+    def _write(self, folder: Path, terms: Terms, corpus: Any, show_progress: bool, workers: int) -> IndexHeader:
+        """The corpus's ids and index files, written into ``folder`` in bounded memory (:mod:`.build`)."""
         with StringsWriter(folder, "doc_ids") as doc_ids:
             for batch in _arrow_batches(corpus):
                 doc_ids.append(batch["id"])
@@ -185,9 +213,9 @@ class BM25Search:
                                        min(workers, -(-len(corpus) // _BATCH_ROWS))):
                 writer.add(batch)
                 progress.update(len(batch.pairs.lengths))
-        counts = writer.finish()
+        header = writer.finish()
         release_freed_memory()  # what the build freed would otherwise stay resident beside the mapped index
-        return counts
+        return header
 
 
 _BATCH_ROWS = 4096
@@ -244,7 +272,7 @@ def _cache_files(corpus: Any) -> list[str]:
 def _arrow_batches(corpus: Any) -> Iterator[pa.RecordBatch]:
     """The corpus as Arrow record batches, read from its memory map (or converted once if it is not Arrow); every
     ``_RELEASE_BYTES`` (32 MiB) read, the pages of the corpus files read so far are handed back
-    (:func:`~airbench_mteb.models.mapped_pages.release_mapped`), so a pass over the corpus does not keep it resident.
+    (:func:`~airbench_mteb.models.bm25.mapped_pages.release_mapped`), so a pass over the corpus does not keep it resident.
 
     A ``datasets.Dataset`` is read through its own Arrow iterator, which follows a ``select`` or ``filter``
     (an indices mapping over the table) and slices the memory map without a copy where there is none.

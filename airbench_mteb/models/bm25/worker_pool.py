@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
-from airbench_mteb.models.c_allocator import keep_freed_memory
+from airbench_mteb.models.bm25.c_allocator import keep_freed_memory
 
 Shared = TypeVar("Shared")
 Item = TypeVar("Item")
