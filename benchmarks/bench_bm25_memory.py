@@ -47,6 +47,7 @@ benchmark says so in one line and measures the plugin alone.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -257,7 +258,7 @@ def _pyserini_inputs(mirror: Path, folder: Path) -> tuple[Path, Path]:
 def _pyserini_env(work: Path) -> dict[str, str]:
     tmp = work / "pyserini-tmp"
     tmp.mkdir(exist_ok=True)
-    return {**os.environ, "JAVA_TOOL_OPTIONS": f"-Djava.io.tmpdir={tmp}", "TMPDIR": str(tmp)}
+    return {**os.environ, "JAVA_TOOL_OPTIONS": f"-Djava.io.tmpdir={tmp}", "TMPDIR": str(tmp), "TQDM_DISABLE": "1"}
 
 
 # Times ``batch_search`` alone at k = 10 and 1,000, then reads Lucene's postings count of the ``contents`` field.
@@ -322,11 +323,16 @@ class Figures:
         return self.ours_bytes / self.theirs_bytes if self.theirs_bytes else None
 
 
+@functools.cache
+def _realistic_vocabulary(rare: int) -> tuple:
+    return realistic_vocabulary(rare=rare)  # the same for both realistic corpora: drawn once
+
+
 def _mirror(root: Path, name: str, corpus: Corpus, documents: int, queries: int, scale: float) -> Path:
     mirror = root / f"mirror-{name}-{documents}-{queries}"
     if not (mirror / "complete").is_file():
         shutil.rmtree(mirror, ignore_errors=True)
-        words = realistic_vocabulary(rare=max(1, round(RARE_TOKENS * scale))) if corpus.realistic else None
+        words = _realistic_vocabulary(max(1, round(RARE_TOKENS * scale))) if corpus.realistic else None
         write_mirror(mirror, documents, queries, passage_words=corpus.words, words=words)
         (mirror / "complete").touch()
     return mirror
@@ -345,7 +351,7 @@ def corpus_figures(name: str, corpus: Corpus, scale: float, queries: int, root: 
     inputs = _pyserini_inputs(mirror, work / "pyserini-input") if python else None
     env, command = _plugin_env(work, mirror), _plugin_command(work)
     store, plugin_tmp = work / "bm25-store", work / "plugin-tmp"
-    first, ours_search, index_runs, theirs_runs, theirs_search = [], [], [], [], []
+    first, ours_search, index_runs, theirs_search = [], [], [], []
     found: dict = {}
     load = [os.getloadavg()[0]]
     for _ in range(runs):
@@ -423,7 +429,7 @@ def _print_corpus(f: Figures, corpus: Corpus, queries: int, runs: int, load: lis
 def summary_table(all_figures: list[Figures]) -> list[str]:
     """The figures as a Markdown table (plugin vs Pyserini, ratio), for docs/performance.md."""
     lines = ["| corpus | postings | index bytes (per posting) | peak disk building | search k=10 | search k=1,000 "
-             "| first run | peak RSS |", "|---|---|---|---|---|---|---|---|"]
+             "| first run | peak RSS (PSS) |", "|---|---|---|---|---|---|---|---|"]
     for f in all_figures:
         o, t = f.ours_first, f.theirs_first
         if t is None:
@@ -437,7 +443,8 @@ def summary_table(all_figures: list[Figures]) -> list[str]:
             f"| {f.ours_search[HITS]:.2f} s vs {f.theirs_search[HITS]:.2f} s: "
             f"{ratio(f.ours_search[HITS], f.theirs_search[HITS])} "
             f"| {o.seconds:.1f} s vs {t.seconds:.1f} s: {ratio(o.seconds, t.seconds)} "
-            f"| {o.rss_mb:,.0f} MB vs {t.rss_mb:,.0f} MB: {ratio(o.rss_mb, t.rss_mb)} |")
+            f"| {o.rss_mb:,.0f} MB vs {t.rss_mb:,.0f} MB: {ratio(o.rss_mb, t.rss_mb)} "
+            f"({o.pss_mb:,.0f} MB vs {t.pss_mb:,.0f} MB: {ratio(o.pss_mb, t.pss_mb)}) |")
     return lines
 
 
@@ -453,7 +460,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="build the mirrors here and keep them (reused later)")
     args = parser.parse_args()
     python: Path | None = args.pyserini_python
-    if python is None or not python.is_file() or shutil.which("java") is None and "JAVA_HOME" not in os.environ:
+    if python is None or not python.is_file() or (shutil.which("java") is None and "JAVA_HOME" not in os.environ):
         print(f"Pyserini not measured: no Pyserini python ({python}) or no Java (install both as this file's docstring "
               "says)")
         python = None
