@@ -22,7 +22,8 @@ Per corpus, each step in processes of its own on 2 cores:
 3. **search only**: one process per engine opens the index built above, then times searching every query at
    k = 10, then at k = 1,000: the plugin's ``search`` (MTEB's ``SearchProtocol``, as ``mteb`` calls it; its
    default 2 processes here), Pyserini's ``LuceneSearcher.batch_search(threads=2)`` (BM25 k1 0.9, b 0.4; the hits
-   left as Java objects, its fastest). The top 10 of both are compared (same set of ids).
+   left as Java objects, its fastest). The top 10 of both are compared: the same set of ids, or else
+   differing only in documents tied at the 10th score (each engine decides such ties its own way).
 
 Measured: index bytes (the files' sizes) and bytes per posting (postings: Lucene's count, ``sumDocFreq`` of the
 ``contents`` field, which the plugin's identical analysis shares; the plugin's manifest's count where Pyserini is
@@ -167,10 +168,21 @@ def ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.2f}x" if theirs else "n/a"
 
 
-def top10_agreement(ours: dict[str, list[str]], theirs: dict[str, list[str]]) -> tuple[int, int]:
-    """Queries whose top 10 are the same set of ids in both runs, and the queries compared."""
-    same = sum(set(ids) == set(theirs.get(query, ())) for query, ids in ours.items())
-    return same, len(ours)
+def top10_agreement(ours: dict[str, list[list]], theirs: dict[str, list[list]],
+                    tolerance: float = 1e-4) -> tuple[int, int, int]:
+    """Of the queries of ``ours`` (each a list of ``[id, score]``): those whose top 10 is the same set of ids in both
+    runs; those where it is not, but both have the same lowest score and every id in only one of them scores it
+    (documents tied at the cut-off, which each engine decides its own way); and the queries compared."""
+    same = tied = 0
+    for query, hits in ours.items():
+        mine, other = dict(hits), dict(theirs.get(query, ()))
+        if mine.keys() == other.keys():
+            same += 1
+        elif mine and len(mine) == len(other) and abs(min(mine.values()) - min(other.values())) <= tolerance and all(
+                abs(scores[doc] - min(scores.values())) <= tolerance
+                for scores, others in ((mine, other), (other, mine)) for doc in scores.keys() - others.keys()):
+            tied += 1
+    return same, tied, len(ours)
 
 
 def find_count(manifest: object, name: str = "postings") -> int | None:
@@ -225,7 +237,7 @@ for k in (10, 1000):
     run = model.search(split["queries"], top_k=k, **where)
     seconds[k] = time.perf_counter() - started
     if k == 10:
-        top10 = {query: sorted(scores, key=scores.get, reverse=True) for query, scores in run.items()}
+        top10 = {query: sorted(scores.items(), key=lambda hit: -hit[1]) for query, scores in run.items()}
     del run
 json.dump({"seconds": seconds, "top10": top10}, open(sys.argv[2], "w"))
 """
@@ -278,7 +290,7 @@ for k in (10, 1000):
     hits = searcher.batch_search(texts, ids, k=k, threads={THREADS})
     seconds[k] = time.perf_counter() - started
     if k == 10:
-        top10 = {{query: [hit.docid for hit in hits[query]] for query in ids}}
+        top10 = {{query: [[hit.docid, hit.score] for hit in hits[query]] for query in ids}}
     del hits
 terms = autoclass("org.apache.lucene.index.MultiTerms").getTerms(IndexReader(index).reader, "contents")
 json.dump({{"seconds": seconds, "top10": top10, "postings": terms.getSumDocFreq(), "terms": terms.size()}}, open(out, "w"))
@@ -317,7 +329,7 @@ class Figures:
     theirs_index: Measure | None = None
     theirs_first: Measure | None = None
     theirs_search: dict[int, float] | None = None
-    agreement: tuple[int, int] | None = None
+    agreement: tuple[int, int, int] | None = None
 
     def index_ratio(self) -> float | None:
         return self.ours_bytes / self.theirs_bytes if self.theirs_bytes else None
@@ -419,8 +431,9 @@ def _print_corpus(f: Figures, corpus: Corpus, queries: int, runs: int, load: lis
               f"{f.theirs_index.seconds:.1f} s)   {ratio(o.seconds, t.seconds)}")
         print(f"  peak RSS (tree)     plugin {o.rss_mb:7,.0f} MB  Pyserini {t.rss_mb:7,.0f} MB   {ratio(o.rss_mb, t.rss_mb)}"
               f"   (PSS {o.pss_mb:,.0f} vs {t.pss_mb:,.0f} MB, {ratio(o.pss_mb, t.pss_mb)})")
-        same, compared = f.agreement
-        print(f"  top 10: the same ids for {same:,} of {compared:,} queries", flush=True)
+        same, tied, compared = f.agreement
+        print(f"  top 10: the same ids for {same:,} of {compared:,} queries, {tied:,} more differing only in documents "
+              "tied at the 10th score", flush=True)
     else:
         print(f"  first run           plugin {o.seconds:7.1f} s; peak RSS (tree) {o.rss_mb:,.0f} MB, PSS {o.pss_mb:,.0f} MB",
               flush=True)

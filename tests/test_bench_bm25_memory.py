@@ -34,10 +34,14 @@ def test_the_postings_count_is_found_in_a_manifest_of_any_layout():
     assert find_count({"postings": "many"}) is None
 
 
-def test_top10_agreement_compares_sets_of_ids():
-    ours = {"q1": ["a", "b", "c"], "q2": ["a", "b"], "q3": ["x"]}
-    theirs = {"q1": ["c", "b", "a"], "q2": ["a", "d"]}
-    assert top10_agreement(ours, theirs) == (1, 3)
+def test_top10_agreement_compares_sets_of_ids_and_tells_ties_at_the_cut_off():
+    ours = {"q1": [["a", 3.0], ["b", 2.0], ["c", 1.0]],
+            "q2": [["a", 3.0], ["b", 1.0]],  # b and d tie at the cut-off: each engine kept one
+            "q3": [["a", 3.0], ["b", 2.0]],  # b outscores the c kept instead: a real difference
+            "q4": [["x", 1.0]]}
+    theirs = {"q1": [["c", 1.0], ["b", 2.0], ["a", 3.0]], "q2": [["a", 3.0], ["d", 1.00001]],
+              "q3": [["a", 3.0], ["c", 1.0]]}
+    assert top10_agreement(ours, theirs) == (1, 1, 4)
 
 
 def test_allocated_bytes_count_what_is_written_not_a_sparse_files_size(tmp_path):
@@ -53,7 +57,7 @@ def test_allocated_bytes_count_what_is_written_not_a_sparse_files_size(tmp_path)
 def test_summary_table_gives_plugin_vs_pyserini_and_the_ratios():
     figures = Figures("long-real", 300_000, 100_000_000, 2_000_000, 800_000_000, Measure(100.0, 900.0, 600.0, 1_600.0),
                       {10: 2.0, 1000: 8.0}, 200_000_000, Measure(60.0, 800.0, 800.0, 300.0),
-                      Measure(90.0, 1_000.0, 1_000.0, 300.0), {10: 4.0, 1000: 16.0}, (1990, 2000))
+                      Measure(90.0, 1_000.0, 1_000.0, 300.0), {10: 4.0, 1000: 16.0}, (1990, 10, 2000))
     header, rule, row = summary_table([figures])
     assert header.count("|") == rule.count("|") == row.count("|") == 9
     assert "800 MB (8.00) vs 200 MB (2.00): 4.00x" in row
