@@ -4,7 +4,7 @@ Four synthetic corpora in the ``AIR-Bench_24.05_qa_msmarco_en`` hub layout (:mod
 2,000 dev queries six words of its one relevant document:
 
 * ``passages``: 1,000,000 MS MARCO-like passages of 20-100 words (mean 60), words of the MiniLM WordPiece
-  vocabulary (about 20,000 words) drawn by Zipf's law;
+  vocabulary (21,358 words) drawn by Zipf's law;
 * ``long``: 300,000 long documents of 334-1,000 words (mean 667, qa_wiki_en 24.04's), the same words;
 * ``passages-real`` and ``long-real``: the same shapes with a realistic vocabulary
   (:func:`msmarco_mirror.realistic_vocabulary`): the words of the ``wordfreq`` package's large lists at their
