@@ -337,7 +337,11 @@ class Figures:
 
 @functools.cache
 def _realistic_vocabulary(rare: int) -> tuple:
-    return realistic_vocabulary(rare=rare)  # the same for both realistic corpora: drawn once
+    try:  # the same for both realistic corpora: drawn once
+        return realistic_vocabulary(rare=rare)
+    except ImportError as error:
+        raise SystemExit(f"bench_bm25_memory: the realistic corpora need the wordfreq package ({error}): pip install "
+                         "wordfreq, or leave them out with --corpora passages long") from None
 
 
 def _mirror(root: Path, name: str, corpus: Corpus, documents: int, queries: int, scale: float) -> Path:
