@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from airbench_mteb.data.errors import UnknownNameError
-from airbench_mteb.registry import resolve_model
 
 if TYPE_CHECKING:
     from mteb import AbsTask, Benchmark
@@ -84,6 +83,8 @@ def check_model_name(name: str, revision: str | None = None) -> None:
 
 def model_argument(model: str, revision: str | None = None) -> str:
     """The registered name of ``model`` (a name or a local folder); :class:`UnknownNameError` if it cannot run."""
+    from airbench_mteb.registry import resolve_model  # mteb: when a command runs, not while its arguments are read
+
     if Path(model).is_dir():
         try:
             return resolve_model(model)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from airbench_mteb.commands.model_kwargs import OPTION, add_model_kwargs_argument, model_kwargs
-from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.settings import SettingsError

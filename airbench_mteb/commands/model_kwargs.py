@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.models.arguments import MTEB_GIVEN, accepted_kwargs
 
 OPTION = "--model-kwargs"
 
@@ -53,6 +52,8 @@ def parse_value(text: str) -> Any:
 def parse_model_kwargs(items: Sequence[str]) -> dict[str, Any]:
     """``["k1=1.2", "b=0.75"]`` -> ``{"k1": 1.2, "b": 0.75}`` (split at the first ``=``); a key given twice, one
     that is no Python identifier or one MTEB gives itself (``device``...) is an :class:`OptionError`."""
+    from airbench_mteb.models.arguments import MTEB_GIVEN  # the models package imports mteb: not for --help
+
     kwargs: dict[str, Any] = {}
     for item in items:
         key, equals, text = item.partition("=")
@@ -70,6 +71,8 @@ def model_kwargs(items: Sequence[str], model_name: str, revision: str | None = N
     """The parsed ``items`` for the model ``model_name`` (a name MTEB knows); a key its loader does not take is an
     :class:`OptionError` listing the keys it does."""
     import mteb
+
+    from airbench_mteb.models.arguments import accepted_kwargs
 
     kwargs = parse_model_kwargs(items)
     if not kwargs:
