@@ -29,8 +29,10 @@ def register_all() -> None:
     collecting = gc.isenabled()
     gc.disable()
     try:
+        from airbench_mteb.models.tokenizer_threads import keep_user_setting
         from airbench_mteb.registry import register_all as register
 
+        keep_user_setting()  # before mteb's `run` sets TOKENIZERS_PARALLELISM for the whole process
         register()
     finally:
         if collecting:

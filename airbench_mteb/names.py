@@ -15,6 +15,7 @@ from airbench_mteb.data.errors import UnknownNameError
 
 if TYPE_CHECKING:
     from mteb import AbsTask, Benchmark
+    from mteb.models import ModelMeta
 
 _Found = TypeVar("_Found")
 
@@ -22,6 +23,32 @@ _Found = TypeVar("_Found")
 UNREGISTERED_SOURCES_TASK = ("a task made by `bias --sources` (SourceBias_<folder>, or its --name) exists only in "
                              "that run: register its folder (`airbench-mteb register-dataset FOLDER`) and run the "
                              "models on the registered task to use its results")
+
+
+# A re-ranked run's model name holds both models, ``<first stage>__reranked-by__<reranker, "/" as "__">`` (MTEB
+# wants exactly one organisation part); the leaderboard and the submission read both back.
+RERANKED_BY = "__reranked-by__"
+
+
+def reranked_model_name(first_stage: str, reranker: str) -> str:
+    """``<first stage>__reranked-by__<reranker with "/" as "__">``."""
+    return f"{first_stage}{RERANKED_BY}{reranker.replace('/', '__', 1)}"
+
+
+def split_reranked_name(name: str) -> tuple[str, str | None]:
+    """(first stage, reranker or None) of a model name made by :func:`reranked_model_name`."""
+    if RERANKED_BY not in name:
+        return name, None
+    first_stage, reranker = name.split(RERANKED_BY, 1)
+    return first_stage, reranker.replace("__", "/", 1)
+
+
+def reranked_model_meta(reranker: ModelMeta, first_stage: Path, top_k: int) -> ModelMeta:
+    """``reranker`` over the first stage saved in ``first_stage`` (its top ``top_k``), as one MTEB model named by
+    :func:`reranked_model_name` (:func:`airbench_mteb.models.rerankers.reranker_over`)."""
+    from airbench_mteb.models.rerankers import reranker_over
+
+    return reranker_over(reranker, first_stage, top_k, reranked_model_name)
 
 
 def _reason(error: BaseException) -> str:

@@ -67,7 +67,7 @@ class Runs:
 def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path) -> Runs:
     import mteb
 
-    from airbench_mteb.models.rerankers import reranked_model_meta
+    from airbench_mteb.names import reranked_model_meta
 
     folder = tmp_path_factory.mktemp("leaderboard")
     results, predictions = folder / "results", folder / "predictions"

@@ -23,7 +23,7 @@ def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> 
     """``reranker`` over the first stage saved in ``previous_results``, registered under both models' name."""
     import mteb
 
-    from airbench_mteb.models.rerankers import reranked_model_meta
+    from airbench_mteb.names import reranked_model_meta
 
     meta = reranked_model_meta(mteb.get_model_meta(reranker), previous_results, top_k)
     register_models([meta])

@@ -1,7 +1,7 @@
 """What the leaderboard is built from: the AIR-Bench tasks of a benchmark, and every run's results on one split.
 
 A run is one retriever, or one retriever re-ranked by a reranker (the plugin names such a model
-``<retriever>__reranked-by__<reranker>``, :mod:`airbench_mteb.models.rerankers`); its label keeps
+``<retriever>__reranked-by__<reranker>``, :mod:`airbench_mteb.names`); its label keeps
 the experiment's parameters (``airbench-mteb/bm25 (b=0.75, k1=1.2)``), so two experiments of one
 model are two rows, and so are two revisions of one label (a re-ranked run at two depths, ``..._top10`` and
 ``..._top100``: a row is one configuration), each label marked with what differs (``[top10]``). Results come
@@ -18,8 +18,7 @@ from typing import Any
 
 from airbench_mteb.catalog import AirBenchEntry
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.models.rerankers import split_reranked_name
-from airbench_mteb.names import benchmark_named
+from airbench_mteb.names import benchmark_named, split_reranked_name
 from airbench_mteb.report.leaderboard.table import NO_RERANKER
 from airbench_mteb.results.reading import ModelTaskResult, ResultsFolder, read_results
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
