@@ -3,7 +3,8 @@
 A first stage run with ``--prediction-folder P`` leaves ``P/<task>_predictions.json``.
 :func:`reranker_over` turns a reranker (a bi-encoder, a sentence-transformers or
 FlagEmbedding cross-encoder from MTEB's registry, :class:`LLMYesNoReranker`, or BM25) into an MTEB
-model named after both models (the run-name rule of :mod:`airbench_mteb.names`), whose search reads each task's top k candidates from ``P`` -- MTEB's ``convert_to_reranking``
+model named after both models (the run-name rule of :mod:`airbench_mteb.names`), whose search reads
+each task's top k candidates from ``P`` -- MTEB's ``convert_to_reranking``
 applied per task, so ``mteb run`` needs no other option. MTEB's own route,
 ``task.convert_to_reranking(P, top_k)`` then evaluating the reranker, goes through the same
 search (given candidates are kept).

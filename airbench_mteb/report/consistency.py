@@ -277,7 +277,7 @@ def _metric(metric: str, sets: Mapping[str, QuerySet], found: Mapping[str, Mappi
     matrices = {name: score_matrix(sets[name], found[name], read[name])[1] for name in sets}
     for name, matrix in matrices.items():
         if len(matrix) < 2:
-            raise ConsistencyError(f"{sets[name]} has {len(matrix)} scored query: the intervals need at least 2")
+            raise DatasetError(f"{sets[name]} has {len(matrix)} scored query: the intervals need at least 2")
     human = matrices[HUMAN]
     agreements = []
     for name in (GENERATED, WITHOUT_QC):
