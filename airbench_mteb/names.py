@@ -106,8 +106,8 @@ def check_model_name(name: str, revision: str | None = None) -> None:
     try:
         ModelMeta.from_hub(name, revision)
     except Exception as error:  # offline, no such repository, no access: all mean "cannot be run"
-        raise UnknownNameError(f"unknown model {name!r}: not in mteb's registry, not a local model folder, and the "
-                               f"hub did not give it ({type(error).__name__}){suggested}") from None
+        raise UnknownNameError(f"unknown model {name!r} (not in mteb's registry, not a local folder, not from the "
+                               f"hub: {type(error).__name__}){suggested}") from None
 
 
 def model_argument(model: str, revision: str | None = None) -> str:

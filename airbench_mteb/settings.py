@@ -71,8 +71,8 @@ def missing_folder_hint(path: Path) -> str:
     except OSError:  # no parent folder, or one that cannot be listed
         beside = []
     close = difflib.get_close_matches(path.name, beside, n=1)
-    near = f"; did you mean {path.parent / close[0]}?" if close else ""
-    return f"{near}; `airbench-mteb sample-data --out FOLDER` writes a small one"
+    near = f"did you mean {close[0]!r}? " if close else ""
+    return f"; {near}`airbench-mteb sample-data --out DIR` writes a small one"
 
 
 class SettingsError(Exception):
