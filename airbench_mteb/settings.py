@@ -72,7 +72,7 @@ def missing_folder_hint(path: Path) -> str:
         beside = []
     close = difflib.get_close_matches(path.name, beside, n=1)
     near = f"did you mean {close[0]!r}? " if close else ""
-    return f"; {near}`airbench-mteb sample-data --out DIR` writes a small one"
+    return f"; {near}`airbench-mteb sample-data --out DIR` writes one"
 
 
 class SettingsError(Exception):
