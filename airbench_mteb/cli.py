@@ -51,15 +51,15 @@ MTEB_COMMANDS = {
 }
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """Every command's parser; mteb's own commands as their name and help only, unless ``command`` is one of them.
+def build_parser(with_mteb: bool = True) -> argparse.ArgumentParser:
+    """Every command's parser; without ``with_mteb``, mteb's own commands are their name and help only.
 
-    The command modules import nothing heavy at their top (each command's function imports what it runs), so this
-    imports neither mteb nor a model library unless ``command`` is one of mteb's.
+    The command modules import nothing heavy at their top (each command's function imports what it runs), so
+    without ``with_mteb`` this imports neither mteb nor a model library.
     """
     parser = argparse.ArgumentParser(prog="airbench-mteb", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)
-    if command in MTEB_COMMANDS:
+    if with_mteb:
         from airbench_mteb.commands.run import register_mteb_commands
 
         register_mteb_commands(subparsers)
@@ -80,7 +80,7 @@ def _prepared(argv: Sequence[str] | None) -> argparse.Namespace:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        args = build_parser(given[0] if given else None).parse_args(given)
+        args = build_parser(with_mteb=bool(given) and given[0] in MTEB_COMMANDS).parse_args(given)
         register_all()
         return args
     finally:

@@ -64,6 +64,7 @@ def _libraries(modules: list[str]) -> list[str]:
 def test_every_command_is_found() -> None:
     commands = _commands(build_parser())
     assert {("report",), ("generate", "irsc"), *((name,) for name in MTEB_COMMANDS)} <= set(commands)
+    assert _commands(build_parser(with_mteb=False)) == commands  # mteb's own as their names: the same commands
 
 
 def test_help_and_argument_errors_import_no_model_library(tmp_path: Path) -> None:
