@@ -70,7 +70,12 @@ def task_named(name: str) -> AbsTask:
     """The task MTEB registers as ``name``; :class:`UnknownNameError` if there is none."""
     import mteb
 
-    return _named("task", name, mteb.get_task, "`airbench-mteb tasks` lists the plugin's")
+    from airbench_mteb.tasks.cocktail import SOURCES_TASK_PREFIX
+
+    listing = "`airbench-mteb tasks` lists the plugin's"
+    if name.startswith(SOURCES_TASK_PREFIX):  # the name of a task only one `bias --sources` run had
+        listing += "; a task made by `bias --sources` lives in that run: `register-dataset` its folder"
+    return _named("task", name, mteb.get_task, listing)
 
 
 def benchmark_named(name: str) -> Benchmark:

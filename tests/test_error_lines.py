@@ -64,3 +64,8 @@ def test_without_a_near_miss_the_hint_is_sample_data_alone(tmp_path: Path) -> No
 ])
 def test_mtebs_suggestions_are_each_quoted(message: str, shown: str) -> None:
     assert did_you_mean(KeyError(message)) == shown
+
+
+def test_a_task_only_bias_sources_made_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _error(["run", "-m", "airbench-mteb/bm25", "-t", "SourceBias_my-folder"], tmp_path, capsys)
+    assert "made by `bias --sources` lives in that run" in line and "register-dataset" in line
