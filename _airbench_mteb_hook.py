@@ -53,7 +53,7 @@ class _RegisterAfterMtebImport:
             if _running_mteb_cli():
                 sys.excepthook = _one_line_user_errors(sys.excepthook)
             if "airbench_mteb" in sys.modules:
-                return  # the plugin itself is importing mteb; its __init__ registers when done
+                return  # the plugin itself is importing mteb; its __init__ (or its command line) registers
             try:
                 from airbench_mteb.registry import register_all
 

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from airbench_mteb import register_all
 from airbench_mteb.errors import USER_ERRORS, one_line
 
 SIGPIPE_EXIT = 141  # what a shell reports for a command ended by SIGPIPE (128 + 13)
@@ -41,26 +42,47 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    import airbench_mteb  # noqa: F401  (registers tasks before mteb's parser lists anything)
-    from airbench_mteb.commands.run import register_mteb_commands
+# mteb's own commands: their parsers are mteb's (commands/run.py adds the plugin's options), built only when one of
+# them is the command given, so that the others' help and argument errors answer without importing mteb
+MTEB_COMMANDS = {
+    "run": "evaluate a model on tasks or benchmarks: mteb run with the plugin's tasks, --data-dir and local models",
+    "available-tasks": "list the tasks mteb knows, the plugin's among them (mteb available-tasks)",
+    "available-benchmarks": "list the benchmarks mteb knows, the plugin's among them (mteb available-benchmarks)",
+}
 
+
+def build_parser(with_mteb: bool = True) -> argparse.ArgumentParser:
+    """Every command's parser; without ``with_mteb``, mteb's own commands are their name and help only.
+
+    The command modules import nothing heavy at their top (each command's function imports what it runs), so
+    without ``with_mteb`` this imports neither mteb nor a model library.
+    """
     parser = argparse.ArgumentParser(prog="airbench-mteb", description=__doc__.splitlines()[0])
     subparsers = parser.add_subparsers(dest="command", required=True)
-    register_mteb_commands(subparsers)
+    if with_mteb:
+        from airbench_mteb.commands.run import register_mteb_commands
+
+        register_mteb_commands(subparsers)
+    else:
+        for name, summary in MTEB_COMMANDS.items():
+            subparsers.add_parser(name, help=summary, description=summary)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     return parser
 
 
-def _parsed(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command's arguments. Building the parser imports mteb's CLI and every command: the cyclic collector is
-    paused meanwhile (run again and again over the objects piling up, it took a quarter of a run's start-up), and
-    what they made, which lives until the process ends, is then frozen out of its sight."""
+def _prepared(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command's arguments, then the plugin registered with mteb (the package leaves that to the command line,
+    :mod:`airbench_mteb`). The cyclic collector is paused meanwhile (run again and again over the objects piling up
+    while mteb is imported, it took a quarter of a run's start-up), and what was made, which lives until the process
+    ends, is then frozen out of its sight."""
+    given = sys.argv[1:] if argv is None else list(argv)
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return build_parser().parse_args(argv)
+        args = build_parser(with_mteb=bool(given) and given[0] in MTEB_COMMANDS).parse_args(given)
+        register_all()
+        return args
     finally:
         gc.freeze()
         if collecting:
@@ -70,8 +92,8 @@ def _parsed(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     command = "airbench-mteb"
     try:
-        # building the parser registers the tasks, which reads settings: inside the one error path too
-        args = _parsed(argv)
+        # registering the tasks reads settings: inside the one error path too
+        args = _prepared(argv)
         command = " ".join(filter(None, (command, args.command, getattr(args, "generator", None))))
         result = args.func(args)
         sys.stdout.flush()  # a reader that left (`| head`) is found here, not at the interpreter's exit

@@ -61,6 +61,20 @@ _FALSE = ("0", "false", "no", "off")
 _OFF = {*_FALSE, "none"}  # what switches a feature off (the embedding cache, the intervals)
 
 
+def missing_folder_hint(path: Path) -> str:
+    """What to try instead of a data folder that is not there: a folder beside it with a name close to its name,
+    and the command that writes a small one."""
+    import difflib
+
+    try:
+        beside = [entry.name for entry in path.parent.iterdir() if entry.is_dir()]
+    except OSError:  # no parent folder, or one that cannot be listed
+        beside = []
+    close = difflib.get_close_matches(path.name, beside, n=1)
+    near = f"did you mean {close[0]!r}? " if close else ""
+    return f"; {near}`airbench-mteb sample-data --out DIR` writes one"
+
+
 class SettingsError(Exception):
     """A setting that cannot be used (e.g. a data directory that is not a folder); names the variable.
 
@@ -92,7 +106,8 @@ class Settings:
             raise SettingsError(f"{self.ci_resamples!r} bootstrap resamples: give a whole number from {low:,} to "
                                 f"{high:,} (${CI_RESAMPLES_ENV})")
         if self.data_dir is not None and not self.data_dir.is_dir():
-            raise SettingsError(f"the data directory {self.data_dir} is not a folder (--data-dir or ${DATA_DIR_ENV})")
+            raise SettingsError(f"the data directory {self.data_dir} is not a folder (--data-dir or ${DATA_DIR_ENV})"
+                                f"{missing_folder_hint(self.data_dir)}")
         if self.cache_dir.exists() and not self.cache_dir.is_dir():
             raise SettingsError(f"the cache {self.cache_dir} is not a folder (${CACHE_ENV})")
         if self.bm25_index is not None and self.bm25_index.exists() and not self.bm25_index.is_dir():

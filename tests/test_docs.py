@@ -13,7 +13,8 @@ import pytest
 
 from tools.docs_examples import ROOT, all_blocks, command_blocks, pages
 
-COG_PAGES = [page for page in pages() if "[[[cog" in page.read_text(encoding="utf-8")]
+# the site's pages, and CONTRIBUTING.md (its test counts are generated)
+COG_PAGES = [page for page in (*pages(), ROOT / "CONTRIBUTING.md") if "[[[cog" in page.read_text(encoding="utf-8")]
 # Loaded by every Python that the docs build starts (PYTHONPATH holds only its folder): any connect() raises, so a
 # build that tries the network fails loudly.
 NO_NETWORK = (

@@ -31,8 +31,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from airbench_mteb.cli import main
+from airbench_mteb.data.errors import OptionError
 from airbench_mteb.metrics.resampling import Resampling
-from airbench_mteb.report.leaderboard import LeaderboardError, leaderboard
+from airbench_mteb.report.leaderboard import leaderboard
 from airbench_mteb.report.leaderboard.table import LEADERBOARD_METRICS, leaderboard_average, leaderboard_ranks
 from airbench_mteb.report.leaderboard.uncertainty import rank_groups
 from airbench_mteb.settings import settings_applied
@@ -66,7 +67,7 @@ class Runs:
 def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path) -> Runs:
     import mteb
 
-    from airbench_mteb.models.rerankers import reranked_model_meta
+    from airbench_mteb.names import reranked_model_meta
 
     folder = tmp_path_factory.mktemp("leaderboard")
     results, predictions = folder / "results", folder / "predictions"
@@ -372,7 +373,7 @@ def test_bad_input_is_one_line_naming_the_culprit(runs: Runs, tmp_path: Path, ca
         assert message in error and error.count("\n") == 1, error
     assert main(["leaderboard", "--results", str(tmp_path / "none"), "--out", str(tmp_path / "x")]) == 2
     assert "no MTEB results folder" in capsys.readouterr().err
-    with pytest.raises(LeaderboardError, match="not one AIR-Bench version"):
+    with pytest.raises(OptionError, match="not one AIR-Bench version"):
         leaderboard(runs.results, benchmark="MTEB(eng, v2)")
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.folder_names import FOLDER_BYTES, check_distinct, folder_name
 from airbench_mteb.metrics.resampling import Resampling
-from airbench_mteb.report.leaderboard import output as output_module
+from airbench_mteb.report import protocol as writer_module
 from airbench_mteb.report.leaderboard.board import Leaderboard
 from airbench_mteb.report.leaderboard.output import write_leaderboard
 from airbench_mteb.report.leaderboard.table import Cell, Column, Row, Tab, leaderboard_average
@@ -134,14 +134,14 @@ def test_a_failure_leaves_the_previous_output_and_a_rerun_leaves_no_stale_rows(
     write_leaderboard(board_of({("a", "NoReranker"): (0.5, 0.5), ("b", "NoReranker"): (0.1, 0.2)}), out, start=START)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     calls = []
-    safe_write = output_module.atomic_write
+    safe_write = writer_module.atomic_write
 
     def failing(path: Path) -> object:
         calls.append(path)
         if len(calls) == failing_write:
             raise OSError("disk full")
         return safe_write(path)
-    monkeypatch.setattr(output_module, "atomic_write", failing)
+    monkeypatch.setattr(writer_module, "atomic_write", failing)  # the leaderboard's files go through the one writer
     rows = {("c", "NoReranker"): (0.5, 0.5), ("d", "NoReranker"): (0.5, 0.5), ("e", "x"): (0.5, 0.5)}
     with pytest.raises(OSError, match="disk full"):
         write_leaderboard(board_of(rows), out, start=START)

@@ -265,7 +265,7 @@ def test_the_heatmap_marks_pairs_whose_rcci_is_not_significant(tmp_path: Path, m
     comparison = compare_runs(runs, qrels, depth=10, resampling=Resampling(n_resamples=999))
     write_comparison(Comparison("test", 10, {"IRSCTitleRetrieval": {"en": comparison}}), tmp_path / "cmp")
     figures = []
-    monkeypatch.setattr(irsc, "_save", lambda figure, path, plt: figures.append(figure) or path)
+    monkeypatch.setattr(irsc, "png", lambda figure, **options: figures.append(figure) or (lambda handle: None))
     irsc.ssci_heatmaps(ReportRequest(out=tmp_path / "report", predictions=tmp_path / "cmp"))
     (figure,) = figures
     axis = figure.axes[0]

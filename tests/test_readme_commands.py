@@ -16,7 +16,7 @@ def _bash_blocks(page: str) -> list[str]:
 
 
 def test_every_install_recipe_builds_llama_cpp_portably() -> None:
-    install = re.compile(r"^.*pip install torch==2\.13\.0 -e \"\.\[all\]\".*$", re.MULTILINE)
+    install = re.compile(r"^.*pip install .*-e \"\.\[all\]\".*$", re.MULTILINE)
     for name in ("README.md", "docs/quickstart.md", ".ci/run"):
         lines = install.findall((ROOT / name).read_text())
         assert lines, f"{name}: no install command"

@@ -140,3 +140,41 @@ def test_a_bad_level_is_refused_by_the_console_script(command: str, tmp_path: Pa
     assert done.returncode == 2
     assert done.stderr == f"airbench-mteb {command}: level 1.5 is not between 0 and 1\n"
     assert not list(tmp_path.iterdir())  # refused before anything is read or written
+
+
+def test_by_attribute_writes_an_undefined_number_as_null(tmp_path: Path) -> None:
+    from airbench_mteb.report.by_attribute import write_by_attribute
+
+    nan = float("nan")
+    groups = (GroupScore("a", "length", "short", 3, 0.5, nan, nan, "BCa"),)
+    paths = write_by_attribute([AttributeReport(QuerySet("G"), "ndcg_at_10", ("a",), groups, RESAMPLING, 0)], tmp_path)
+    text = paths[0].read_text()
+    group = json.loads(text, parse_constant=pytest.fail)[0]["groups"][0]  # strict JSON: no NaN
+    assert (group["ci_low"], group["ci_high"], group["mean"]) == (None, None, 0.5)
+
+
+def test_a_report_holding_a_nan_is_refused_and_nothing_written(tmp_path: Path) -> None:
+    class Broken:
+        resampling = RESAMPLING
+
+        def to_json(self) -> dict[str, Any]:
+            return {"score": float("nan")}
+
+        def to_markdown(self) -> str:
+            return "x"
+
+    with pytest.raises(ValueError, match="JSON compliant"):
+        write_report_files(Broken(), tmp_path / "out", "report")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_report_layer_writes_files_only_through_the_writer() -> None:
+    """protocol.write_files is the one writer of reports, plots and the leaderboard; figures.py the one savefig."""
+    import airbench_mteb.report as report
+
+    writers = ("atomic_write", "all_or_none", "atomic_folder", "atomic_path", "json.dump(", ".write_text(", "open(",
+               "savefig", 'use("Agg")')
+    owners = {"protocol.py": ("atomic_write", "all_or_none", "atomic_folder"), "figures.py": ("savefig", 'use("Agg")')}
+    found = [f"{path.name}: {writer}" for path in Path(report.__file__).parent.rglob("*.py")
+             for writer in writers if writer in path.read_text() and writer not in owners.get(path.name, ())]
+    assert not found, found

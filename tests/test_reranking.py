@@ -17,7 +17,7 @@ import pytrec_eval
 from airbench_mteb.cli import main
 from airbench_mteb.data.airbench_source import mirror_file
 from airbench_mteb.models import E5_SMALL, MINILM
-from airbench_mteb.models.rerankers import reranked_model_meta, reranked_model_name, split_reranked_name
+from airbench_mteb.names import reranked_model_meta, reranked_model_name, split_reranked_name
 from tests.closed_book_run import NEWS_EN, Run, closed_book_mirror, data_dir, run_bm25
 from tests.conftest import SAMPLE_DATA
 

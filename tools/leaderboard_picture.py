@@ -27,11 +27,10 @@ airbench-mteb leaderboard --results leaderboard-results/results --split dev --ou
 
 def draw_table(board: dict, path: Path) -> Path:
     """The QA tab at its default metric as a table picture: Rank, Group, Retriever, Reranker, Average, columns."""
-    import matplotlib
+    from airbench_mteb.report.figures import png, pyplot
+    from airbench_mteb.report.protocol import write_files
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     qa = board["tabs"]["qa"]
     metric = qa["default_metric"]
     columns = [column["name"] for column in qa["columns"]]
@@ -58,9 +57,7 @@ def draw_table(board: dict, path: Path) -> Path:
     axes.set_title(f"AIR-Bench leaderboard view, QA tab, {metric} x 100 on dev [95 % interval] (layout example)",
                    fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, format="png")
-    plt.close(figure)
-    return path
+    return write_files(path.parent, {path.name: png(figure)})[0]
 
 
 def _with_ci(value: object, ci: list[float] | None) -> str:

@@ -10,13 +10,8 @@ from mteb.abstasks.task_metadata import TaskDomain
 from mteb.types import Licenses
 from pydantic import Field, NonNegativeInt, model_validator
 
-from airbench_mteb.catalog.entries import (
-    NAME_RULE,
-    CatalogEntry,
-    LanguageScript,
-    check_task_name,
-    packaged_catalog,
-)
+from airbench_mteb.catalog.entries import CatalogEntry, LanguageScript, packaged_catalog
+from airbench_mteb.data.folder_names import NAME_RULE, check_task_name
 
 HUB_ORG = "AIR-Bench"
 Split = Literal["dev", "test"]

@@ -13,16 +13,13 @@ from mteb.languages import check_language_code
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from airbench_mteb.data.errors import DatasetError
+from airbench_mteb.data.folder_names import check_task_name
 from airbench_mteb.whole_numbers import whole_number
 
 # The revision of data that live in a folder: their identity is a fingerprint of the files, not a hub commit.
 LOCAL_REVISION = "local"
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _warned_unpinned: set[str] = set()
-
-# A task name becomes a file name (results, predictions, statistics) and a command-line argument.
-NAME_RULE = "ASCII letters, digits, '_', '-' and '.', starting with a letter or digit, at most 200 characters"
-_TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 
 Entry = TypeVar("Entry", bound=BaseModel)
 
@@ -35,17 +32,6 @@ def _language_script(code: str) -> str:
 
 
 LanguageScript = Annotated[str, AfterValidator(_language_script)]  # e.g. "eng-Latn", as MTEB's eval_langs
-
-
-def check_task_name(name: str) -> str:
-    """``name`` if every family may give it to a task (see ``NAME_RULE``).
-
-    Raises:
-        ValueError: naming ``name`` and the rule (pydantic validators turn it into a field error).
-    """
-    if not _TASK_NAME.fullmatch(name):
-        raise ValueError(f"{name!r} is not allowed: a task name holds {NAME_RULE}")
-    return name
 
 
 TaskName = Annotated[str, AfterValidator(check_task_name)]

@@ -10,7 +10,7 @@ Every entry names its ``family``:
 Official names stay official: a user's entry may not take an official AIR-Bench version (its
 benchmarks are fixed lists of the packaged datasets), the name of a packaged task or of any
 benchmark mteb knows (:func:`airbench_mteb.catalog.packaged.reserved_names`); every task name follows
-``entries.NAME_RULE``. The same checks
+``data.folder_names.NAME_RULE``. The same checks
 (:func:`naming_problem`) refuse an entry at registration and skip it when the catalog is read.
 
 Reading never fails because of one entry: a broken one (malformed, unknown family, folder gone,
@@ -39,7 +39,6 @@ from airbench_mteb.catalog.entries import (
     LanguageScript,
     TaskName,
     catalog_items,
-    check_task_name,
     entry_label,
     parse_entry,
     task_name_part,
@@ -51,6 +50,7 @@ from airbench_mteb.data.airbench_source import split_files
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.data.files import atomic_write, read_json, readable
 from airbench_mteb.data.fingerprint import files_fingerprint
+from airbench_mteb.data.folder_names import check_task_name
 from airbench_mteb.settings import USER_CATALOG_ENV, current_settings, current_user_catalog
 
 AIRBENCH_ENTRY_FILE = "catalog_entry.json"  # written by `generate airbench`
@@ -121,7 +121,7 @@ def naming_problem(entry: UserEntry, taken: Mapping[str, str]) -> str | None:
 
     An AIR-Bench entry may not claim an official version; no name may be one of ``taken`` (a name ->
     what holds it, e.g. :func:`reserved_names`). The characters of a name are checked when an entry is
-    validated (``entries.check_task_name``).
+    validated (``data.folder_names.check_task_name``).
     """
     if isinstance(entry, AirBenchEntry) and entry.version in official_versions():
         return (f"version {entry.version!r} is an official AIR-Bench release, whose benchmarks hold the packaged "

@@ -20,17 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.commands.model_kwargs import add_model_kwargs_argument, model_kwargs
-from airbench_mteb.commands.run import apply_data_dir, check_positive_option
+from airbench_mteb.commands.options import apply_data_dir, check_positive_option
 from airbench_mteb.data.errors import OptionError
 from airbench_mteb.data.files import output_folder
 from airbench_mteb.errors import UnknownNameError
 from airbench_mteb.names import check_task_names, model_argument
-from airbench_mteb.registry import model_with_arguments, register_tasks
 
 
 def _tasks(args: argparse.Namespace) -> list[Any]:
     import mteb
 
+    from airbench_mteb.registry import register_tasks
     from airbench_mteb.tasks.cocktail import SourceBiasTask, make_source_bias_task
     from airbench_mteb.tasks.selection import check_selection
 
@@ -62,6 +62,7 @@ def bias(args: argparse.Namespace) -> int:
     import mteb
 
     from airbench_mteb.models.arguments import meta_label
+    from airbench_mteb.registry import model_with_arguments
     from airbench_mteb.report.bias import bias_summary_table
 
     check_positive_option("--batch-size", args.batch_size)

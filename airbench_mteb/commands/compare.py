@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir
 from airbench_mteb.commands.resampling_flags import add_resampling_flags, resampling_from
-from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.errors import OptionError
 
 

@@ -11,13 +11,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from airbench_mteb.models import BM25_MODEL, BUNDLED_ENCODERS
-
 if TYPE_CHECKING:
     from airbench_mteb.generation.irsc import BuildConfig
     from airbench_mteb.generation.summary import GenerationSummary
 
-DEMO_MODELS = (*BUNDLED_ENCODERS, BM25_MODEL)
 DEMO_PLOTS = ("table", "radar", "heatmap")
 
 
@@ -42,6 +39,7 @@ def demo(args: argparse.Namespace) -> int:
 
     from airbench_mteb.generation.irsc import BuildConfig
     from airbench_mteb.metrics.resampling import configured_resampling
+    from airbench_mteb.models import BM25_MODEL, BUNDLED_ENCODERS
     from airbench_mteb.report import ReportRequest, write_report
     from airbench_mteb.report.compare import (
         compare_predictions,
@@ -53,6 +51,7 @@ def demo(args: argparse.Namespace) -> int:
     from airbench_mteb.settings import configure
     from airbench_mteb.tasks.irsc import built_irsc_task_names
 
+    models = args.models or [*BUNDLED_ENCODERS, BM25_MODEL]
     out: Path = args.out.resolve()
     data, results, predictions = out / "data", out / "results", out / "predictions"
     config = BuildConfig(per_task=args.per_task, corpus_limit=args.corpus_limit, seed=args.seed)
@@ -60,12 +59,12 @@ def demo(args: argparse.Namespace) -> int:
     configure(data_dir=data)
     task_names = built_irsc_task_names()
     tasks = mteb.get_tasks(tasks=task_names)
-    for name in args.models:
+    for name in models:
         print(f"\n== evaluating {name} on {len(tasks)} IRSC tasks")
         mteb.evaluate(mteb.get_model(name), tasks, cache=mteb.ResultCache(results), overwrite_strategy="always",
                       prediction_folder=predictions / name.replace("/", "__"))
     print("\nnDCG@10 (main score, mean over the built language settings) [95 % confidence interval over queries]\n")
-    print(main_score_table(results, args.models, task_names))
+    print(main_score_table(results, models, task_names))
 
     print("\n== airbench-mteb compare")
     comparison = compare_predictions([read_model_predictions(f) for f in prediction_folders([predictions])],
@@ -85,7 +84,7 @@ def demo(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="offline main job: build IRSC, evaluate the bundled models, compare, plot")
     parser.add_argument("--out", type=Path, default=Path("airbench-mteb-demo"), help="folder for data, results, plots")
-    parser.add_argument("--models", nargs="+", default=list(DEMO_MODELS), help="models to evaluate")
+    parser.add_argument("--models", nargs="+", help="models to evaluate (default: the bundled encoders and BM25)")
     parser.add_argument("--per-task", type=int, default=100, help="queries per IRSC task and language")
     parser.add_argument("--corpus-limit", type=int, default=1000, help="paragraphs per language in the unified corpus")
     parser.add_argument("--seed", type=int, default=0)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from airbench_mteb.catalog import airbench_entries
 from airbench_mteb.errors import UnknownNameError
 
 
 def download(args: argparse.Namespace) -> int:
+    from airbench_mteb.catalog import airbench_entries
     from airbench_mteb.data.airbench_source import fill_mirror
 
     entries = [e for e in airbench_entries()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from airbench_mteb.commands.model_kwargs import OPTION, add_model_kwargs_argument, model_kwargs
-from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.settings import SettingsError
@@ -30,9 +30,10 @@ def _encode(args: argparse.Namespace) -> int:
     else:
         tasks = list(mteb.get_tasks(tasks=args.tasks))
     # the options, the cache folder and the model are checked there, before Ray starts
+    block = {"rows_per_block": args.rows_per_block} if args.rows_per_block is not None else {}  # else its default
     summary = encode_corpora(model, tasks, ray_address=args.ray_address, num_workers=args.num_workers,
-                             gpus_per_worker=args.gpus_per_worker, batch_size=args.batch_size,
-                             rows_per_block=args.rows_per_block, loader_kwargs=kwargs)
+                             gpus_per_worker=args.gpus_per_worker, batch_size=args.batch_size, loader_kwargs=kwargs,
+                             **block)
     print(summary.line())
     if not summary.complete:
         raise DatasetError(f"only {summary.stored:,} of {summary.documents:,} documents are in the embedding cache "
@@ -44,7 +45,6 @@ def _encode(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from airbench_mteb.models.embedding_cache import CHUNK_SIZE
     from airbench_mteb.settings import EMBEDDING_CACHE_ENV
 
     parser = subparsers.add_parser(
@@ -64,7 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--num-workers", type=int, default=1, help="Ray actors, one model instance each")
     parser.add_argument("--gpus-per-worker", type=float, default=0, help="GPUs per actor (0: CPU)")
     parser.add_argument("--batch-size", type=int, default=32, help="encode batch size")
-    parser.add_argument("--rows-per-block", type=int, default=CHUNK_SIZE,
-                        help="documents per unit of work (the most a killed worker loses)")
+    parser.add_argument("--rows-per-block", type=int, default=None,
+                        help="documents per unit of work (the most a killed worker loses; default: one chunk of the "
+                             "embedding cache)")
     add_data_dir_argument(parser)
     parser.set_defaults(func=_encode)

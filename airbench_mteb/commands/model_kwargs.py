@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.models.arguments import MTEB_GIVEN, accepted_kwargs, argument_kinds, typed_argument
 
 OPTION = "--model-kwargs"
 
@@ -56,6 +55,8 @@ def parse_value(text: str) -> Any:
 def _texts(items: Sequence[str]) -> dict[str, str]:
     """``["k1=1.2"]`` -> ``{"k1": "1.2"}`` (split at the first ``=``); a key given twice, one that is no Python
     identifier or one MTEB gives itself (``device``...) is an :class:`OptionError`."""
+    from airbench_mteb.models.arguments import MTEB_GIVEN  # the models package imports mteb: not for --help
+
     texts: dict[str, str] = {}
     for item in items:
         key, equals, text = item.partition("=")
@@ -80,6 +81,8 @@ def model_kwargs(items: Sequence[str], model_name: str, revision: str | None = N
     it (:func:`~airbench_mteb.models.arguments.typed_argument`); a key its loader does not take, or a value its
     parameter's type does not hold, is an :class:`OptionError` (the keys it takes; what the parameter takes)."""
     import mteb
+
+    from airbench_mteb.models.arguments import accepted_kwargs, argument_kinds, typed_argument
 
     texts = _texts(items)
     if not texts:

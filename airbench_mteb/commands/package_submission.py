@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir
 
 
 def package_submission(args: argparse.Namespace) -> int:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from airbench_mteb.catalog.entries import NAME_RULE
-from airbench_mteb.catalog.user import folder_entry, register_user_entry, task_names
-from airbench_mteb.registry import task_owner
+from airbench_mteb.data.folder_names import NAME_RULE
 
 
 def register_dataset(args: argparse.Namespace) -> int:
+    from airbench_mteb.catalog.user import folder_entry, register_user_entry, task_names
+    from airbench_mteb.registry import task_owner
+
     entry = folder_entry(args.folder, args.name)
     catalog = register_user_entry(entry, owner_of=task_owner, replace=args.replace)
     names = task_names(entry)

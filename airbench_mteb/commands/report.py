@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from airbench_mteb.commands.resampling_flags import add_resampling_flags, resampling_from
+from airbench_mteb.report import PLOT_MODULES
 
 
 def report(args: argparse.Namespace) -> int:
@@ -22,10 +23,8 @@ def report(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from airbench_mteb.report import PLOTS
-
     parser = subparsers.add_parser("report", help="write leaderboard tables and plots (PNG) from results")
-    parser.add_argument("--plot", nargs="+", required=True, choices=list(PLOTS),
+    parser.add_argument("--plot", nargs="+", required=True, choices=sorted(PLOT_MODULES),
                         help="one or more of: %(choices)s (airbench_mteb.report.PLOTS)")
     parser.add_argument("--results", type=Path, default=None,
                         help="MTEB results folder (mteb run --output-folder); bias, radar and table read it")

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from airbench_mteb.metrics.bootstrap import METHODS, Method
-from airbench_mteb.metrics.resampling import DEFAULT_RESAMPLING, Resampling
-from airbench_mteb.metrics.significance import CORRECTIONS
+from airbench_mteb.metrics.resampling import CORRECTIONS, DEFAULT_RESAMPLING, METHODS, Method, Resampling
 from airbench_mteb.report.options import check_resampling_options
 
 

@@ -9,39 +9,21 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.commands.model_kwargs import OPTION, add_model_kwargs_argument, model_kwargs
+from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir, check_positive_option
 from airbench_mteb.data.errors import OptionError
 from airbench_mteb.mteb_compat import add_mteb_cli_parsers, run_without_torch
 from airbench_mteb.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.registry import model_with_arguments, register_models
-from airbench_mteb.settings import DATA_DIR_ENV, configure, current_settings
+from airbench_mteb.settings import configure
 
 logger = logging.getLogger(__name__)
-
-
-def add_data_dir_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help=f"local mirror root holding the datasets as files (default: ${DATA_DIR_ENV}, else the hub)")
-
-
-def apply_data_dir(args: argparse.Namespace) -> None:
-    """``--data-dir`` for the process, and every setting checked before any work: a folder that is not there or a
-    bad variable is a SettingsError, which cli.main prints in one line (exit 2)."""
-    if getattr(args, "data_dir", None) is not None:
-        configure(data_dir=args.data_dir.resolve())
-    current_settings()
-
-
-def check_positive_option(option: str, value: int | None) -> None:
-    """A count option (``--batch-size``, ``--rerank-top-k``) is unset or at least 1, checked before any model loads."""
-    if value is not None and value < 1:
-        raise OptionError(f"{option} must be at least 1, got {value}")
 
 
 def rerank_model_argument(reranker: str, previous_results: Path, top_k: int) -> str:
     """``reranker`` over the first stage saved in ``previous_results``, registered under both models' name."""
     import mteb
 
-    from airbench_mteb.models.rerankers import reranked_model_meta
+    from airbench_mteb.names import reranked_model_meta
 
     meta = reranked_model_meta(mteb.get_model_meta(reranker), previous_results, top_k)
     register_models([meta])

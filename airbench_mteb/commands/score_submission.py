@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir
 from airbench_mteb.data.errors import OptionError
 from airbench_mteb.data.files import atomic_write
 

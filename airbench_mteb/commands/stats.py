@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from airbench_mteb.commands.run import add_data_dir_argument, apply_data_dir
+from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir
 from airbench_mteb.names import check_task_names
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mteb import AbsTask
+if TYPE_CHECKING:
+    from mteb import AbsTask
 
 FAMILIES = ("airbench", "cocktail", "irsc")  # the modules of airbench_mteb.tasks that declare task classes
 

@@ -17,6 +17,10 @@ from collections.abc import Iterable, Sequence
 
 from airbench_mteb.data.errors import DatasetError
 
+# A task name becomes a file name (results, predictions, statistics) and a command-line argument.
+NAME_RULE = "ASCII letters, digits, '_', '-' and '.', starting with a letter or digit, at most 200 characters"
+_TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+
 FOLDER_BYTES = 96  # well below the 255 bytes a file name may have on common file systems
 _OTHER = re.compile(r"[^\w.()=,-]+")
 _DIGEST_CHARS = 12
@@ -59,3 +63,13 @@ def check_distinct(kind: str, names: Iterable[Sequence[str]]) -> dict[tuple[str,
 def _shown(parts: Sequence[str]) -> str:
     return " / ".join(repr(part) for part in parts)
 
+
+def check_task_name(name: str) -> str:
+    """``name`` if every family may give it to a task (see ``NAME_RULE``).
+
+    Raises:
+        ValueError: naming ``name`` and the rule (pydantic validators turn it into a field error).
+    """
+    if not _TASK_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not allowed: a task name holds {NAME_RULE}")
+    return name

@@ -1,52 +1,31 @@
-"""Pure metric functions over plain ``qrels`` / ``run`` dicts (no I/O, no MTEB objects)."""
+"""Pure metric functions over plain ``qrels`` / ``run`` dicts (no I/O, no MTEB objects).
+
+The names below are loaded from their modules on first use: numpy and scipy come with them, not with every module
+of the package (the command line's options read :mod:`airbench_mteb.metrics.resampling` alone).
+"""
 
 from __future__ import annotations
 
-from airbench_mteb.metrics.bootstrap import ConfidenceInterval, bootstrap_ci, bootstrap_cis, paired_bootstrap_ci
-from airbench_mteb.metrics.pairwise import rcci_ci, rcci_test, ssci_ci
-from airbench_mteb.metrics.retrieval import MTEB_K_VALUES, evaluate_run, ranking
-from airbench_mteb.metrics.significance import (
-    RandomizationTest,
-    WinsTiesLosses,
-    adjust_p_values,
-    effect_size,
-    paired_randomization_test,
-    paired_t_test_p,
-    wins_ties_losses,
-)
-from airbench_mteb.metrics.uncertainty import (
-    RankInterval,
-    benchmark_paired_test,
-    rank_intervals,
-    relative_delta_ci,
-    relative_delta_difference_ci,
-    relative_delta_difference_test,
-    stratified_bootstrap_mean_of_means,
-)
+import importlib
+from typing import Any
 
-__all__ = [
-    "MTEB_K_VALUES",
-    "ConfidenceInterval",
-    "RandomizationTest",
-    "RankInterval",
-    "WinsTiesLosses",
-    "adjust_p_values",
-    "benchmark_paired_test",
-    "bootstrap_ci",
-    "bootstrap_cis",
-    "effect_size",
-    "evaluate_run",
-    "paired_bootstrap_ci",
-    "paired_randomization_test",
-    "paired_t_test_p",
-    "rank_intervals",
-    "ranking",
-    "rcci_ci",
-    "rcci_test",
-    "relative_delta_ci",
-    "relative_delta_difference_ci",
-    "relative_delta_difference_test",
-    "ssci_ci",
-    "stratified_bootstrap_mean_of_means",
-    "wins_ties_losses",
-]
+# each public name -> the module of this package defining it
+_MODULES = {
+    "bootstrap": ("ConfidenceInterval", "bootstrap_ci", "bootstrap_cis", "paired_bootstrap_ci"),
+    "pairwise": ("rcci_ci", "rcci_test", "ssci_ci"),
+    "retrieval": ("MTEB_K_VALUES", "evaluate_run", "ranking"),
+    "significance": ("RandomizationTest", "WinsTiesLosses", "adjust_p_values", "effect_size",
+                     "paired_randomization_test", "paired_t_test_p", "wins_ties_losses"),
+    "uncertainty": ("RankInterval", "benchmark_paired_test", "rank_intervals", "relative_delta_ci",
+                    "relative_delta_difference_ci", "relative_delta_difference_test",
+                    "stratified_bootstrap_mean_of_means"),
+}
+_HOME = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -35,15 +35,13 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr, ndtri
 from threadpoolctl import ThreadpoolController
 
-Method = Literal["BCa", "percentile"]
-METHODS: tuple[Method, ...] = ("BCa", "percentile")
+from airbench_mteb.metrics.resampling import METHODS, Method
 
 # A statistic of per-stratum column means: one array (..., m_t) per stratum -> array (...).
 MeansStatistic = Callable[[Sequence[np.ndarray]], np.ndarray]

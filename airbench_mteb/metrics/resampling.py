@@ -1,13 +1,19 @@
-"""How an uncertainty was computed: the one record the source-bias and SSCI/RCCI outputs carry beside their numbers."""
+"""How an uncertainty was computed: the one record the source-bias and SSCI/RCCI outputs carry beside their numbers,
+and the choices it names (interval methods, p-value corrections). Free of numpy and scipy: the command line's
+options read it before anything is computed."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from airbench_mteb.metrics.bootstrap import METHODS, Method
 from airbench_mteb.settings import current_settings
+
+Method = Literal["BCa", "percentile"]  # bootstrap interval methods (metrics.bootstrap)
+METHODS: tuple[Method, ...] = ("BCa", "percentile")
+Correction = Literal["holm", "bonferroni", "bh", "none"]  # p-value adjustments (metrics.significance)
+CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "bh", "none")
 
 TEST = "paired-randomization"  # the two-sided sign-flip test of metrics.significance
 

@@ -24,16 +24,14 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
 from airbench_mteb.metrics.bootstrap import check_resampling, paired_vectors
-
-Correction = Literal["holm", "bonferroni", "bh", "none"]
-CORRECTIONS: tuple[Correction, ...] = ("holm", "bonferroni", "bh", "none")
+from airbench_mteb.metrics.resampling import CORRECTIONS, Correction
 
 # (centre, shift (..., m), each mean's rounding bound (m,)) -> (the statistic of the means centre + shift of A and
 # centre - shift of B, a bound on its rounding error), each shaped (...). Negating the shift must negate the statistic.

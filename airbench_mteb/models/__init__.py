@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from mteb.models import ModelMeta
 
-from airbench_mteb.models import tokenizer_threads  # noqa: F401  (reads the user's setting before mteb run replaces it)
 from airbench_mteb.models.bm25 import BM25 as BM25_MODEL
 
 MINILM = "airbench-mteb/all-MiniLM-L6-v2"

@@ -1,10 +1,10 @@
 """Retriever + reranker: any MTEB model re-scores the top k of a first stage's prediction file.
 
 A first stage run with ``--prediction-folder P`` leaves ``P/<task>_predictions.json``.
-:func:`reranked_model_meta` turns a reranker (a bi-encoder, a sentence-transformers or
+:func:`reranker_over` turns a reranker (a bi-encoder, a sentence-transformers or
 FlagEmbedding cross-encoder from MTEB's registry, :class:`LLMYesNoReranker`, or BM25) into an MTEB
-model named after both models, ``<first stage>__reranked-by__<reranker org>__<reranker name>``,
-whose search reads each task's top k candidates from ``P`` -- MTEB's ``convert_to_reranking``
+model named after both models (the run-name rule of :mod:`airbench_mteb.names`), whose search reads
+each task's top k candidates from ``P`` -- MTEB's ``convert_to_reranking``
 applied per task, so ``mteb run`` needs no other option. MTEB's own route,
 ``task.convert_to_reranking(P, top_k)`` then evaluating the reranker, goes through the same
 search (given candidates are kept).
@@ -12,7 +12,7 @@ search (given candidates are kept).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,21 +44,7 @@ from airbench_mteb.models.topk_search import DeviceTopKSearch
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
 
-RERANKED_BY = "__reranked-by__"
 RERANK_TOP_K = 100  # AIR-Bench's rerank_top_k; co*cktail re-ranks BM25's top 100 too
-
-
-def reranked_model_name(first_stage: str, reranker: str) -> str:
-    """``<first stage>__reranked-by__<reranker with "/" as "__">``: MTEB wants exactly one organisation part."""
-    return f"{first_stage}{RERANKED_BY}{reranker.replace('/', '__', 1)}"
-
-
-def split_reranked_name(name: str) -> tuple[str, str | None]:
-    """(first stage, reranker or None) of a model name made by :func:`reranked_model_name`."""
-    if RERANKED_BY not in name:
-        return name, None
-    first_stage, reranker = name.split(RERANKED_BY, 1)
-    return first_stage, reranker.replace("__", "/", 1)
 
 
 def as_search_model(model: Any) -> SearchProtocol:
@@ -189,11 +175,12 @@ def _load_reranked(model_name: str, revision: str | None = None, *, reranker: Mo
     return FirstStageReranking(reranker.load_model(device=device, **kwargs), Path(first_stage), top_k)
 
 
-def reranked_model_meta(reranker: ModelMeta, first_stage: Path, top_k: int = RERANK_TOP_K) -> ModelMeta:
+def reranker_over(reranker: ModelMeta, first_stage: Path, top_k: int, naming: Callable[[str, str], str]) -> ModelMeta:
     """``reranker`` re-ranking the top ``top_k`` of the prediction files in ``first_stage``, as one MTEB model.
 
-    Its name is :func:`reranked_model_name` of both models; its revision joins both revisions and
-    ``top<k>``, so re-ranking another first stage or depth never reuses cached results.
+    Its name is ``naming(first stage's model, reranker)`` (the run-name rule lives a floor up, in
+    :func:`airbench_mteb.names.reranked_model_name`, where the results' readers parse it back); its revision joins
+    both revisions and ``top<k>``, so re-ranking another first stage or depth never reuses cached results.
     """
     check_top_k(top_k)
     first = read_prediction_folder(first_stage)
@@ -201,7 +188,7 @@ def reranked_model_meta(reranker: ModelMeta, first_stage: Path, top_k: int = RER
     if first[0].experiment_kwargs:
         raise OptionError(f"--previous-results {first_stage}: rankings of {model_label(first_name, first[0].experiment_kwargs)}"
                           "; re-ranking a first stage run with model arguments is not supported yet")
-    name = reranked_model_name(first_name, str(reranker.name))
+    name = naming(first_name, str(reranker.name))
     revision = f"{first_revision}__{reranker.revision}__top{top_k}"
     return reranker.model_copy(update={
         "name": name, "revision": revision, "adapted_from": reranker.name, "experiment_kwargs": None,

@@ -11,8 +11,8 @@ files), the lines ``airbench-mteb run`` ends with (``run_summary``) and the shar
 
 This module is the registry of the plots behind ``airbench-mteb report --plot NAME``. A plot is a function
 ``(request: ReportRequest) -> list[Path]`` that writes its files under ``request.out`` and returns their paths;
-:func:`write_report` runs several. Plot modules register themselves with :func:`register_plot`; they are imported
-on first access of :data:`PLOTS` so that ``import airbench_mteb`` stays free of matplotlib.
+:func:`write_report` runs several. Plot modules register themselves with :func:`register_plot`; each is imported
+when one of its plots is first looked up, so that ``import airbench_mteb`` stays free of matplotlib.
 """
 
 from __future__ import annotations
@@ -50,17 +50,22 @@ class ReportRequest:
 
 PlotFunction = Callable[[ReportRequest], list[Path]]
 
-# Every module that registers plots; each must exist (a missing one is a packaging bug).
-PLOT_MODULES = ("airbench_mteb.report.irsc", "airbench_mteb.report.bias", "airbench_mteb.report.cocktail_quality",
-                "airbench_mteb.report.by_attribute")
+# Every plot and the module that registers it (each must exist and register exactly these: a packaging bug
+# otherwise): the names are known, for the command line's choices, before any plot module is imported.
+PLOT_MODULES = {"table": "airbench_mteb.report.irsc", "radar": "airbench_mteb.report.irsc",
+                "heatmap": "airbench_mteb.report.irsc", "bias": "airbench_mteb.report.bias",
+                "cocktail-quality": "airbench_mteb.report.cocktail_quality",
+                "by-attribute": "airbench_mteb.report.by_attribute"}
 
 _registered: dict[str, PlotFunction] = {}
 
 
 def register_plot(name: str) -> Callable[[PlotFunction], PlotFunction]:
-    """Decorator adding a plot function to :data:`PLOTS` under ``name``."""
+    """Decorator adding a plot function to :data:`PLOTS` under ``name`` (one of :data:`PLOT_MODULES`)."""
 
     def decorate(function: PlotFunction) -> PlotFunction:
+        if PLOT_MODULES.get(name) != function.__module__:
+            raise ValueError(f"plot {name!r} of {function.__module__} is not listed in PLOT_MODULES")
         if name in _registered and _registered[name] is not function:
             raise ValueError(f"plot {name!r} is registered twice")
         _registered[name] = function
@@ -70,24 +75,19 @@ def register_plot(name: str) -> Callable[[PlotFunction], PlotFunction]:
 
 
 class _PlotRegistry(Mapping[str, PlotFunction]):
-    """Read-only view of the registered plots that imports the plot modules lazily."""
-
-    def _plots(self) -> dict[str, PlotFunction]:
-        for module in PLOT_MODULES:
-            importlib.import_module(module)
-        return _registered
+    """Read-only view of the plots: names from :data:`PLOT_MODULES`, each function imported on first use."""
 
     def __getitem__(self, name: str) -> PlotFunction:
-        plots = self._plots()
-        if name not in plots:
-            raise KeyError(f"unknown plot {name!r}; available: {', '.join(sorted(plots))}")
-        return plots[name]
+        if name not in PLOT_MODULES:
+            raise KeyError(f"unknown plot {name!r}; available: {', '.join(sorted(PLOT_MODULES))}")
+        importlib.import_module(PLOT_MODULES[name])
+        return _registered[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._plots()))
+        return iter(sorted(PLOT_MODULES))
 
     def __len__(self) -> int:
-        return len(self._plots())
+        return len(PLOT_MODULES)
 
 
 PLOTS: Mapping[str, PlotFunction] = _PlotRegistry()

@@ -17,6 +17,7 @@ decides (:mod:`airbench_mteb.metrics.tie_neutral`).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 from collections.abc import Mapping, Sequence
@@ -25,10 +26,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.data.files import all_or_none
 from airbench_mteb.metrics.ndsr import ndsr_key
 from airbench_mteb.metrics.source_bias import SourceBias, SourceScores, unflatten
 from airbench_mteb.report import ReportRequest, register_plot
+from airbench_mteb.report.figures import png, pyplot
+from airbench_mteb.report.protocol import write_files
 from airbench_mteb.results.reading import ModelTaskResult, read_results
 
 if TYPE_CHECKING:
@@ -345,11 +347,9 @@ def _draw_marks(axes: Any, marks: Sequence[BiasMark], color: Any, tie_neutral: b
 
 def draw(points: Sequence[BiasPoint], handle: IO[bytes]) -> None:
     """The plot, as PNG, into ``handle``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.transforms import offset_copy
+
+    plt = pyplot()
 
     models = sorted({p.model for p in points})
     marks = bias_marks(points)
@@ -384,8 +384,7 @@ def draw(points: Sequence[BiasPoint], handle: IO[bytes]) -> None:
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="best")
     figure.tight_layout()
-    figure.savefig(handle, format="png")
-    plt.close(figure)
+    png(figure)(handle)
 
 
 @register_plot("bias")
@@ -397,8 +396,4 @@ def bias_plot(request: ReportRequest) -> list[Path]:
         raise DatasetError("no result of a source-bias task (a 'mixed' subset with source_bias scores) for the "
                            "selected models and tasks; run e.g. `airbench-mteb bias -m MODEL -t CocktailNFCorpus`",
                            path=results)
-    png, table = request.out / "bias.png", request.out / "bias.csv"
-    with all_or_none(request.out) as open_file:  # both or neither, as every report's files (report.protocol)
-        draw(points, open_file(png, "wb"))
-        open_file(table).write(csv_text(points))
-    return [png, table]
+    return write_files(request.out, {"bias.png": functools.partial(draw, points), "bias.csv": csv_text(points)})

@@ -11,7 +11,6 @@ one draw for every model). A group of one query has no interval. Writes ``by_att
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -19,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.data.files import all_or_none, read_jsonl
+from airbench_mteb.data.files import read_jsonl
 from airbench_mteb.metrics.bootstrap import bootstrap_cis
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.names import task_named
 from airbench_mteb.report import ReportRequest, register_plot
+from airbench_mteb.report.protocol import finite_or_none, json_text, write_files
 from airbench_mteb.results.panel import (
     MAIN_SCORE,
     QuerySet,
@@ -68,7 +68,9 @@ class AttributeReport:
     def to_json(self) -> dict[str, Any]:
         return {"task": self.query_set.task, "split": self.query_set.split, "subset": self.query_set.subset,
                 "metric": self.metric, "models": list(self.models), "resampling": asdict(self.resampling),
-                "unattributed_queries": self.unattributed, "groups": [asdict(group) for group in self.groups]}
+                "unattributed_queries": self.unattributed,
+                "groups": [{key: finite_or_none(value) for key, value in asdict(group).items()}
+                           for group in self.groups]}
 
     def to_markdown(self) -> str:
         lines = [f"## {self.query_set}: {self.metric} by query attribute", "",
@@ -176,13 +178,9 @@ def _group_scores(found: Mapping[str, Any], attribute: str, value: str, values: 
 
 def write_by_attribute(reports: Sequence[AttributeReport], out: Path) -> list[Path]:
     """``by_attribute.json`` (a list of reports) and ``by_attribute.md`` in ``out``."""
-    texts = (json.dumps([report.to_json() for report in reports], indent=1, ensure_ascii=False) + "\n",
+    texts = (json_text([report.to_json() for report in reports]),
              "# Scores by query attribute\n\n" + "\n".join(report.to_markdown() for report in reports))
-    paths = [out / name for name in FILES]
-    with all_or_none(out) as open_file:  # both or neither, as every report's files (report.protocol)
-        for path, text in zip(paths, texts, strict=True):
-            open_file(path).write(text)
-    return paths
+    return write_files(out, dict(zip(FILES, texts, strict=True)))
 
 
 @register_plot("by-attribute")

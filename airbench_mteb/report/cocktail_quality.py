@@ -16,34 +16,17 @@ from typing import Any
 import numpy as np
 
 from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.data.files import atomic_write, make_folder, read_json
+from airbench_mteb.data.files import read_json
 from airbench_mteb.report import ReportRequest, register_plot
+from airbench_mteb.report.figures import png, pyplot
+from airbench_mteb.report.protocol import Extra, write_files
 
 PLOT_DATA = "plot_data.json"  # named also in generation/cocktail/quality_output.py; neither layer imports the other
 
 
-def _save(figure: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    with atomic_write(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=110)
-    plt.close(figure)
-    return path
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def histograms(path: Path, panels: dict[str, dict[str, Sequence[float]]], xlabel: dict[str, str],
-               bins: int = 30) -> Path:
+def histograms(panels: dict[str, dict[str, Sequence[float]]], xlabel: dict[str, str], bins: int = 30) -> Extra:
     """One panel per entry of ``panels``, each overlaying the histograms of its series."""
-    figure, axes = _pyplot().subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), squeeze=False)
+    figure, axes = pyplot().subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), squeeze=False)
     for axis, (title, series) in zip(axes[0], panels.items(), strict=True):
         low = min(min(v) for v in series.values())
         high = max(max(v) for v in series.values())
@@ -55,13 +38,13 @@ def histograms(path: Path, panels: dict[str, dict[str, Sequence[float]]], xlabel
         axis.set_ylabel("documents")
         axis.legend(fontsize=8)
     figure.tight_layout()
-    return _save(figure, path)
+    return png(figure, dpi=110)
 
 
-def sole_corpus_plot(path: Path, table: dict[str, Any], sources: Sequence[str], k_values: Sequence[int]) -> Path:
+def sole_corpus_plot(table: dict[str, Any], sources: Sequence[str], k_values: Sequence[int]) -> Extra:
     """NDCG@k bars of each source's corpus alone, one panel per model and split (Table 8)."""
     rows = [(model, split) for model, splits in table.items() for split in splits]
-    figure, axes = _pyplot().subplots(1, len(rows), figsize=(5.5 * len(rows), 3.8), squeeze=False)
+    figure, axes = pyplot().subplots(1, len(rows), figsize=(5.5 * len(rows), 3.8), squeeze=False)
     width = 0.8 / len(sources)
     for axis, (model, split) in zip(axes[0], rows, strict=True):
         for i, source in enumerate(sources):
@@ -73,21 +56,20 @@ def sole_corpus_plot(path: Path, table: dict[str, Any], sources: Sequence[str], 
         axis.set_ylim(0, 125)  # room for the legend above the bars
         axis.legend(fontsize=8, loc="upper center", ncol=len(sources))
     figure.tight_layout()
-    return _save(figure, path)
+    return png(figure, dpi=110)
 
 
 def draw_quality_plots(data: dict[str, Any], out: Path) -> list[Path]:
     """``lengths.png``, ``term_similarity.png`` and ``cosine.png`` (when some source has rewrites) and
     ``sole_corpus.png`` in ``out``, from the content of ``plot_data.json``."""
-    make_folder(out)
-    plots = [histograms(out / "lengths.png", {"Text length": data["lengths"]}, {"Text length": "words"})]
+    plots = {"lengths.png": histograms({"Text length": data["lengths"]}, {"Text length": "words"})}
     if data["cosine"]:
-        plots.append(histograms(out / "term_similarity.png", data["term_similarity"],
-                                {"Jaccard similarity": "Jaccard", "Overlap": "overlap"}))
-        plots.append(histograms(out / "cosine.png", {"Embedding cosine": data["cosine"]},
-                                {"Embedding cosine": f"cosine ({data['embedder']})"}))
-    plots.append(sole_corpus_plot(out / "sole_corpus.png", data["sole_corpus"], data["sources"], data["k_values"]))
-    return plots
+        plots["term_similarity.png"] = histograms(data["term_similarity"],
+                                                  {"Jaccard similarity": "Jaccard", "Overlap": "overlap"})
+        plots["cosine.png"] = histograms({"Embedding cosine": data["cosine"]},
+                                         {"Embedding cosine": f"cosine ({data['embedder']})"})
+    plots["sole_corpus.png"] = sole_corpus_plot(data["sole_corpus"], data["sources"], data["k_values"])
+    return write_files(out, plots)
 
 
 def read_plot_data(folder: Path) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.retrieval import is_relevant
 from airbench_mteb.report.intervals import recorded_interval
 from airbench_mteb.report.options import check_resampling_options
+from airbench_mteb.report.protocol import finite_or_none
 from airbench_mteb.report.text_format import markdown_text, p_text
 from airbench_mteb.results.panel import (
     MAIN_SCORE,
@@ -61,10 +62,6 @@ DEFAULT_METRIC = "ndcg_at_10"  # the paper's; main scores differ between familie
 # Percentile by default: a rank correlation of a few models is a step function of the means, taking few values,
 # and BCa's bias correction (made for smooth statistics) swings with the share of draws below the estimate.
 CONSISTENCY_RESAMPLING = Resampling(method="percentile")
-
-
-class ConsistencyError(DatasetError):
-    """A consistency check that cannot be made (a model missing from one set, other corpora, too few models...)."""
 
 
 @dataclass(frozen=True)
@@ -103,11 +100,11 @@ class Agreement:
         return float(np.std(self.subset_rhos))
 
     def to_json(self) -> dict[str, Any]:
-        data = {key: _finite_or_none(value) for key, value in asdict(self).items()}
-        data["spearman_ci"] = [_finite_or_none(v) for v in self.spearman_ci]
-        data["kendall_ci"] = [_finite_or_none(v) for v in self.kendall_ci]
-        data["subset_rhos"] = [_finite_or_none(v) for v in self.subset_rhos]
-        return {**data, "subset_mean": _finite_or_none(self.subset_mean), "subset_std": _finite_or_none(self.subset_std)}
+        data = {key: finite_or_none(value) for key, value in asdict(self).items()}
+        data["spearman_ci"] = [finite_or_none(v) for v in self.spearman_ci]
+        data["kendall_ci"] = [finite_or_none(v) for v in self.kendall_ci]
+        data["subset_rhos"] = [finite_or_none(v) for v in self.subset_rhos]
+        return {**data, "subset_mean": finite_or_none(self.subset_mean), "subset_std": finite_or_none(self.subset_std)}
 
 
 @dataclass(frozen=True)
@@ -175,11 +172,13 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
             be a document of the human set's corpus); reads both tasks' data.
 
     Raises:
-        OptionError: fewer than 3 models, an unknown interval method, subsets, resamples, seed or level out of range.
+        OptionError: fewer than 3 models (or names of fewer results), two sets that are one, a task not of this
+            plugin with the corpus check on, an unknown interval method, subsets, resamples, seed or level out of
+            range.
         UnknownNameError: an unknown task.
-        ConsistencyError: a model without results on one set, an unknown split, subset or metric, results of
-            one set computed on different data, two sets that are one, or sets over different corpora.
-        DatasetError: a results file without kept per-query scores (rerun with ``--overwrite-strategy always``).
+        DatasetError: a model without results on one set, an unknown split, subset or metric, results of one set
+            computed on different data, sets over different corpora, or a results file without kept per-query
+            scores (rerun with ``--overwrite-strategy always``).
     """
     _check_options(models, subsets, subset_size, resampling)
     sets = {GENERATED: generated, HUMAN: human, **({WITHOUT_QC: without_qc} if without_qc else {})}
@@ -187,8 +186,8 @@ def consistency(results: Path, models: Sequence[str], generated: QuerySet, human
     folder = read_results(results, None, tasks)
     labels = model_labels(folder, models, tasks)
     if len(labels) < MIN_MODELS:
-        raise ConsistencyError(f"{', '.join(models)} name {len(labels)} different results: a rank agreement needs "
-                               f"at least {MIN_MODELS} models")
+        raise OptionError(f"{', '.join(models)} name {len(labels)} different results: a rank agreement needs "
+                          f"at least {MIN_MODELS} models")
     found = {name: set_results(folder, labels, query_set) for name, query_set in sets.items()}
     sets = {name: resolved(query_set, found[name]) for name, query_set in sets.items()}
     _check_distinct(sets)
@@ -222,8 +221,8 @@ def _check_distinct(sets: Mapping[str, QuerySet]) -> None:
     seen: dict[QuerySet, str] = {}
     for name, query_set in sets.items():
         if query_set in seen:
-            raise ConsistencyError(f"the {seen[query_set]} and the {name} set are both {query_set}: a set agrees "
-                                   "with itself by construction (rho 1, tau 1); give two different sets")
+            raise OptionError(f"the {seen[query_set]} and the {name} set are both {query_set}: a set agrees "
+                              "with itself by construction (rho 1, tau 1); give two different sets")
         seen[query_set] = name
 
 
@@ -238,10 +237,10 @@ def _check_same_corpus(generated: QuerySet, human: QuerySet) -> None:
     copies_absent = set(_missing(human_data.corpus, [f"{doc}-{human.subset}" for doc in absent]))
     absent = [doc for doc in absent if f"{doc}-{human.subset}" in copies_absent]
     if absent:
-        raise ConsistencyError(f"{generated} and {human} are over different corpora: {len(absent)} of the "
-                               f"{len(relevant)} documents the generated set judges relevant are not in the human "
-                               f"set's corpus (first: {absent[0]!r}); give the human task over the corpus the "
-                               "generator read")
+        raise DatasetError(f"{generated} and {human} are over different corpora: {len(absent)} of the "
+                           f"{len(relevant)} documents the generated set judges relevant are not in the human "
+                           f"set's corpus (first: {absent[0]!r}); give the human task over the corpus the "
+                           "generator read")
 
 
 def _missing(corpus: Any, ids: list[str]) -> list[str]:
@@ -257,8 +256,8 @@ def _split_data(query_set: QuerySet) -> Any:
 
     task = mteb.get_task(query_set.task)
     if not isinstance(task, PluginRetrievalTask):
-        raise ConsistencyError(f"{query_set.task} is not a task of this plugin: its data cannot be checked "
-                               "(pass check_corpus=False / --no-corpus-check to skip the corpus check)")
+        raise OptionError(f"{query_set.task} is not a task of this plugin: its data cannot be checked "
+                          "(pass check_corpus=False / --no-corpus-check to skip the corpus check)")
     return task.load_split(str(query_set.subset), query_set.split)
 
 
@@ -278,7 +277,7 @@ def _metric(metric: str, sets: Mapping[str, QuerySet], found: Mapping[str, Mappi
     matrices = {name: score_matrix(sets[name], found[name], read[name])[1] for name in sets}
     for name, matrix in matrices.items():
         if len(matrix) < 2:
-            raise ConsistencyError(f"{sets[name]} has {len(matrix)} scored query: the intervals need at least 2")
+            raise DatasetError(f"{sets[name]} has {len(matrix)} scored query: the intervals need at least 2")
     human = matrices[HUMAN]
     agreements = []
     for name in (GENERATED, WITHOUT_QC):
@@ -303,10 +302,6 @@ def _metric(metric: str, sets: Mapping[str, QuerySet], found: Mapping[str, Mappi
 
 
 # --- rendering ----------------------------------------------------------------------------------------------------
-
-def _finite_or_none(value: Any) -> Any:
-    return None if isinstance(value, float) and not math.isfinite(value) else value
-
 
 def _number(value: float) -> str:
     return "undefined" if not math.isfinite(value) else f"{value:+.4f}"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from airbench_mteb.report.consistency import HUMAN, ConsistencyReport, MetricConsistency, ModelScore
+from airbench_mteb.report.figures import png, pyplot
 from airbench_mteb.report.protocol import write_report_files
 
 STEM = "consistency"
@@ -34,11 +35,7 @@ def _title(metric: MetricConsistency) -> str:
 
 def plot_consistency(report: ConsistencyReport, metric: MetricConsistency, handle: IO[bytes]) -> None:
     """Draw ``metric``'s figure as PNG into ``handle``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     figure, (scores_axis, rho_axis) = plt.subplots(1, 2, figsize=(13, 5.5))
     human = metric.scores[HUMAN]
     x = [s.score for s in human]
@@ -66,8 +63,7 @@ def plot_consistency(report: ConsistencyReport, metric: MetricConsistency, handl
     rho_axis.set_ylabel("subsets")
     rho_axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(handle, format="png", dpi=110)
-    plt.close(figure)
+    png(figure, dpi=110)(handle)
 
 
 def write_consistency(report: ConsistencyReport, out: Path) -> list[Path]:

@@ -15,15 +15,17 @@ import numpy as np
 
 from airbench_mteb.catalog.irsc import SETTINGS, irsc_catalog
 from airbench_mteb.data.errors import DatasetError, OptionError
-from airbench_mteb.data.files import atomic_write
 from airbench_mteb.metrics.pairwise import PairwiseComparison
 from airbench_mteb.metrics.resampling import with_interval
 from airbench_mteb.report import ReportRequest, register_plot
 from airbench_mteb.report.compare import read_comparison
+from airbench_mteb.report.figures import png, pyplot
 from airbench_mteb.report.intervals import mean_interval, recorded_interval
+from airbench_mteb.report.protocol import Extra, write_files
 from airbench_mteb.results.reading import ModelTaskResult, read_results, selected, short_model
 
 # Table 1 / Figure 2 of the paper: r@10, m@10 (MRR) and n@10; the radar plots their mean
+SAVED = {"dpi": 130, "bbox_inches": "tight"}  # how each figure becomes its PNG
 PAPER_METRICS = (("recall_at_10", "R@10"), ("mrr_at_10", "MRR@10"), ("ndcg_at_10", "nDCG@10"))
 SETTING_TITLES = {"en": "English", "zh": "Chinese", "mixed": "Mixed-Language", "c2e": "C2E (Chinese queries, "
                   "English corpus)", "e2c": "E2C (English queries, Chinese corpus)"}
@@ -110,15 +112,6 @@ def paper_average(entry: dict[str, float]) -> float:
     return float(np.mean([entry[metric] for metric, _ in PAPER_METRICS]))
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 @register_plot("table")
 def summary_tables(request: ReportRequest) -> list[Path]:
     """``irsc_tables.md``: per language, models x tasks with R@10 / MRR@10 / nDCG@10 and their mean;
@@ -147,10 +140,7 @@ def summary_tables(request: ReportRequest) -> list[Path]:
     if any(recorded_interval(entry, metric) for tasks in scores.values() for subsets in tasks.values()
            for entry in subsets.values() for metric, _ in PAPER_METRICS):
         lines += [INTERVAL_NOTE, ""]
-    path = request.out / "irsc_tables.md"
-    with atomic_write(path) as handle:
-        handle.write("\n".join(lines))
-    return [path]
+    return write_files(request.out, {"irsc_tables.md": "\n".join(lines)})
 
 
 @register_plot("radar")
@@ -160,10 +150,10 @@ def radar_charts(request: ReportRequest) -> list[Path]:
     A setting with fewer than three tasks (e.g. Chinese built offline) gets grouped bars instead:
     a radar of two axes is a line and hides one model behind the other.
     """
-    plt = _pyplot()
+    plt = pyplot()
     scores = read_irsc_results(request.results_folder("radar"), request.models, request.tasks)
     labels = task_labels()
-    written = []
+    figures: dict[str, Extra] = {}
     for subset in _subsets(scores):
         tasks = _tasks_in(scores, subset)
         values = {model: [paper_average(scores[model][t][subset]) if subset in scores[model].get(t, {}) else 0.0
@@ -195,8 +185,8 @@ def radar_charts(request: ReportRequest) -> list[Path]:
         axis.set_ylim(0, 1)
         axis.set_title(f"IRSC {SETTING_TITLES[subset]}\nmean of R@10, MRR@10, nDCG@10", fontsize=11, pad=18)
         axis.legend(ncol=2, fontsize=9, frameon=False, **legend)
-        written.append(_save(figure, request.out / f"irsc_radar_{subset}.png", plt))
-    return written
+        figures[f"irsc_radar_{subset}.png"] = png(figure, **SAVED)
+    return write_files(request.out, figures)
 
 
 @dataclass(frozen=True)
@@ -253,8 +243,8 @@ def ssci_heatmaps(request: ReportRequest) -> list[Path]:
         raise OptionError("the heatmap reads `airbench-mteb compare` output: give its folder (--predictions)")
     comparisons = read_comparison(request.predictions).matrices
     labels = task_labels()
-    plt = _pyplot()
-    written = []
+    plt = pyplot()
+    figures: dict[str, Extra] = {}
     for subset in SETTINGS:
         tasks = [t for t in labels if subset in comparisons.get(t, {}) and selected(t, request.tasks)]
         if not tasks:
@@ -281,14 +271,7 @@ def ssci_heatmaps(request: ReportRequest) -> list[Path]:
         legend = heatmap_legend([comparisons[task][subset] for task in tasks])
         figure.suptitle(f"SSCI, IRSC {SETTING_TITLES[subset]} (smaller = more consistent)"
                         + (f"\n{legend}" if legend else ""), fontsize=11 if not legend else 9)
-        written.append(_save(figure, request.out / f"irsc_ssci_{subset}.png", plt))
-    if not written:
+        figures[f"irsc_ssci_{subset}.png"] = png(figure, **SAVED)
+    if not figures:
         raise DatasetError("the comparison has no IRSC task for the selected tasks", path=request.predictions)
-    return written
-
-
-def _save(figure, path: Path, plt) -> Path:
-    with atomic_write(path, "wb") as handle:
-        figure.savefig(handle, format="png", dpi=130, bbox_inches="tight")
-    plt.close(figure)
-    return path
+    return write_files(request.out, figures)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.metrics.bootstrap import METHODS
-from airbench_mteb.metrics.resampling import Resampling
+from airbench_mteb.metrics.resampling import METHODS, Resampling
 from airbench_mteb.settings import CI_RESAMPLES_RANGE
 
 

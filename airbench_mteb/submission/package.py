@@ -10,7 +10,7 @@ from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.files import atomic_write
 from airbench_mteb.data.predictions import Predictions, check_same_data, one_model, read_prediction_folder
 from airbench_mteb.metrics.retrieval import ranking
-from airbench_mteb.models.rerankers import split_reranked_name
+from airbench_mteb.names import split_reranked_name
 from airbench_mteb.submission.datasets import LeaderboardTask, leaderboard_entry
 from airbench_mteb.submission.layout import NO_RERANKER, SearchResultsFile
 from airbench_mteb.submission.validate import check_file, check_test_present

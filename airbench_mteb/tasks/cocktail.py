@@ -80,6 +80,7 @@ from airbench_mteb.tasks.selection import check_selection
 from airbench_mteb.tasks.statistics import split_of_subsets, subset_sizes
 
 COCKTAIL_REFERENCE = "https://aclanthology.org/2024.findings-acl.421"
+SOURCES_TASK_PREFIX = "SourceBias_"  # the default name of a task `bias --sources` makes (never registered)
 # One line per field, as MTEB's citation test wants (bibtexparser 1.x form); a trailing \ joins long ones.
 COCKTAIL_CITATION = """
 @inproceedings{dai2024cocktail,
@@ -365,7 +366,7 @@ def make_source_bias_task(folder: str | Path, sources: Sequence[str] | Mapping[s
     labelled = bool(present)
     if not labelled:
         present, settings = _unlabelled_selection(folder, splits, settings)
-    cls = source_bias_task_class(folder, pairs, present, name=name or "SourceBias_" + task_name_part(folder.name),
+    cls = source_bias_task_class(folder, pairs, present, name=name or SOURCES_TASK_PREFIX + task_name_part(folder.name),
                                  languages=languages, labelled=labelled)
     task = cls(keep_titles=keep_titles)
     check_selection(task, splits, settings, subsets_option="--settings")

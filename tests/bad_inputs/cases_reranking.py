@@ -150,7 +150,7 @@ def _library_top_k(top_k: Any) -> Callable[[Workspace], Any]:
     def call(ws: Workspace) -> Any:
         import mteb
 
-        from airbench_mteb.models.rerankers import reranked_model_meta
+        from airbench_mteb.names import reranked_model_meta
 
         return reranked_model_meta(mteb.get_model_meta(BM25), _shared(ws), top_k)
     return call

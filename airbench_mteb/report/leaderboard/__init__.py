@@ -9,7 +9,6 @@ result files the app itself reads (:mod:`.eval_results`).
 
 from airbench_mteb.report.leaderboard.board import Leaderboard
 from airbench_mteb.report.leaderboard.build import leaderboard
-from airbench_mteb.report.leaderboard.reading import LeaderboardError
 from airbench_mteb.report.leaderboard.table import Cell, Column, GroupTest, Interval, Row, Tab
 
-__all__ = ["Cell", "Column", "GroupTest", "Interval", "Leaderboard", "LeaderboardError", "Row", "Tab", "leaderboard"]
+__all__ = ["Cell", "Column", "GroupTest", "Interval", "Leaderboard", "Row", "Tab", "leaderboard"]

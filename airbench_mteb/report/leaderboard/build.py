@@ -23,7 +23,7 @@ from airbench_mteb.data.errors import OptionError
 from airbench_mteb.metrics.resampling import DEFAULT_RESAMPLING, Resampling
 from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.report.leaderboard.board import Leaderboard
-from airbench_mteb.report.leaderboard.reading import LeaderboardError, Run, TaskScores, benchmark_entries, read_runs
+from airbench_mteb.report.leaderboard.reading import Run, TaskScores, benchmark_entries, read_runs
 from airbench_mteb.report.leaderboard.table import (
     LEADERBOARD_METRICS,
     MISSING_AVERAGE,
@@ -80,17 +80,17 @@ def leaderboard(results: Path, *, split: str = "dev", benchmark: str = "AIR-Benc
     ``alpha`` after ``correction``).
 
     Raises:
-        OptionError: a split other than dev and test, resamples, seed, level or alpha out of range.
+        OptionError: a split other than dev and test, not an AIR-Bench benchmark or none of its datasets with
+            ``split``, resamples, seed, level or alpha out of range.
         UnknownNameError: a benchmark MTEB does not register.
-        LeaderboardError: not an AIR-Bench benchmark, no dataset of it with ``split``, or no result of it there.
-        DatasetError: runs of one task scored on different data or queries, or per-query values missing or not
-            reproducing their results file (rerun with ``--overwrite-strategy always``).
+        DatasetError: no result of the benchmark on ``split``, runs of one task scored on different data or queries,
+            per-query values missing or not reproducing their results file (rerun with ``--overwrite-strategy always``).
     """
     check_options(split, resampling, alpha)
     version, entries = benchmark_entries(benchmark)
     entries = tuple(entry for entry in entries if split in entry.splits)
     if not entries:
-        raise LeaderboardError(f"{benchmark} has no dataset with a {split} split")
+        raise OptionError(f"{benchmark} has no dataset with a {split} split")
     folder, runs = read_runs(results, entries, split)
     tabs, notes = {}, []
     for task_type in TAB_TITLES:

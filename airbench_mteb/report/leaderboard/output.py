@@ -1,30 +1,21 @@
 """Writing the leaderboard: ``leaderboard.json``, ``.md``, ``.csv``, ``leaderboard.html`` and the app's result files.
 
-The whole set is made before anything is written, then written through the one safe writer
-(:mod:`airbench_mteb.data.files`): the four files beside their targets, the result files into a staging
-folder that replaces ``eval_results/<version>/`` as a whole. A failure before the set is in place leaves
+The whole set is made before anything is written, then written by the report writer
+(:func:`airbench_mteb.report.protocol.write_files`): the four files beside their targets, the result files into a
+staging folder that replaces ``eval_results/<version>/`` as a whole. A failure before the set is in place leaves
 the previous output as it was; a rerun leaves no result file of an earlier run behind (each would be a
 row in the app).
 """
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
-from airbench_mteb.data.files import (
-    atomic_folder,
-    atomic_write,
-    check_folder_target,
-    check_writable_target,
-    make_folder,
-    output_folder,
-)
 from airbench_mteb.report.leaderboard.board import Leaderboard
 from airbench_mteb.report.leaderboard.eval_results import EVAL_RESULTS, eval_result_files
 from airbench_mteb.report.leaderboard.page import render_page
-from airbench_mteb.report.protocol import json_text, renderings
+from airbench_mteb.report.protocol import json_text, renderings, write_files
 
 STEM = "leaderboard"
 FILES = (f"{STEM}.json", f"{STEM}.md", f"{STEM}.csv", f"{STEM}.html")
@@ -43,15 +34,4 @@ def write_leaderboard(board: Leaderboard, out: Path, *, start: datetime | None =
     """The four files in ``out`` and one result file per row under ``out/eval_results/<version>/...`` (replacing
     that folder), their timestamps from ``start`` (default: now, UTC); returns the paths written."""
     tops, results = output_texts(board, start or datetime.now(timezone.utc))
-    version_folder = out / EVAL_RESULTS / board.version
-    for name in tops:  # before any folder is made
-        check_writable_target(out / name)
-    check_folder_target(version_folder)
-    with output_folder(out), ExitStack() as stack:  # a failure leaves no new folder
-        staging = make_folder(stack.enter_context(atomic_folder(version_folder)))
-        for relative, text in results.items():
-            with atomic_write(staging.joinpath(*relative.parts)) as handle:
-                handle.write(text)
-        for name, text in tops.items():
-            stack.enter_context(atomic_write(out / name)).write(text)
-    return [out / name for name in FILES] + [version_folder.joinpath(*relative.parts) for relative in results]
+    return write_files(out, tops, {str(PurePosixPath(EVAL_RESULTS, board.version)): results})

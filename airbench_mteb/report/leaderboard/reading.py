@@ -1,7 +1,7 @@
 """What the leaderboard is built from: the AIR-Bench tasks of a benchmark, and every run's results on one split.
 
 A run is one retriever, or one retriever re-ranked by a reranker (the plugin names such a model
-``<retriever>__reranked-by__<reranker>``, :mod:`airbench_mteb.models.rerankers`); its label keeps
+``<retriever>__reranked-by__<reranker>``, :mod:`airbench_mteb.names`); its label keeps
 the experiment's parameters (``airbench-mteb/bm25 (b=0.75, k1=1.2)``), so two experiments of one
 model are two rows, and so are two revisions of one label (a re-ranked run at two depths, ``..._top10`` and
 ``..._top100``: a row is one configuration), each label marked with what differs (``[top10]``). Results come
@@ -17,16 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from airbench_mteb.catalog import AirBenchEntry
-from airbench_mteb.data.errors import DatasetError
-from airbench_mteb.models.rerankers import split_reranked_name
-from airbench_mteb.names import benchmark_named
+from airbench_mteb.data.errors import DatasetError, OptionError
+from airbench_mteb.names import benchmark_named, split_reranked_name
 from airbench_mteb.report.leaderboard.table import NO_RERANKER
 from airbench_mteb.results.reading import ModelTaskResult, ResultsFolder, read_results
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
-
-
-class LeaderboardError(DatasetError):
-    """A leaderboard that cannot be built (not an AIR-Bench benchmark, no results of it); names the culprit."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +51,8 @@ def benchmark_entries(benchmark: str) -> tuple[str, tuple[AirBenchEntry, ...]]:
     entries = tuple(entry for task in tasks if isinstance(entry := getattr(task, "entry", None), AirBenchEntry))
     versions = {entry.version for entry in entries}
     if not entries or len(entries) != len(tasks) or len(versions) != 1:
-        raise LeaderboardError(f"benchmark {benchmark!r} is not one AIR-Bench version (the leaderboard shows "
-                               "AIR-Bench_24.04, AIR-Bench_24.05 and their _qa and _long-doc parts)")
+        raise OptionError(f"benchmark {benchmark!r} is not one AIR-Bench version (the leaderboard shows "
+                          "AIR-Bench_24.04, AIR-Bench_24.05 and their _qa and _long-doc parts)")
     return versions.pop(), entries
 
 
@@ -65,13 +60,13 @@ def run_of(found: ModelTaskResult) -> Run:
     """The retriever and reranker a result label names (a re-ranked model's name holds both).
 
     Raises:
-        LeaderboardError: a re-ranked model whose reranker's name is empty or the app's ``NoReranker`` (its row
+        DatasetError: a re-ranked model whose reranker's name is empty or the app's ``NoReranker`` (its row
             would read as the retriever's alone).
     """
     retriever, reranker = split_reranked_name(found.model)
     if reranker is not None and reranker in ("", NO_RERANKER):
-        raise LeaderboardError(f"{found.path}: model {found.model!r} names the reranker {reranker!r}, which the "
-                               f"leaderboard app reads as no reranker ({NO_RERANKER}): rename the reranker")
+        raise DatasetError(f"{found.path}: model {found.model!r} names the reranker {reranker!r}, which the "
+                           f"leaderboard app reads as no reranker ({NO_RERANKER}): rename the reranker")
     return Run(retriever + found.label[len(found.model):], reranker or NO_RERANKER, found.label)
 
 
@@ -81,8 +76,8 @@ def _check_one_label_per_row(runs: Sequence[Run]) -> None:
     for run in runs:
         other = rows.setdefault((run.retriever, run.reranker), run.label)
         if other != run.label:
-            raise LeaderboardError(f"the results of {other!r} and {run.label!r} would be one row (retriever "
-                                   f"{run.retriever!r}, reranker {run.reranker!r}): rename one of the models")
+            raise DatasetError(f"the results of {other!r} and {run.label!r} would be one row (retriever "
+                               f"{run.retriever!r}, reranker {run.reranker!r}): rename one of the models")
 
 
 def split_scores(found: ModelTaskResult, split: str) -> TaskScores | None:
@@ -91,14 +86,14 @@ def split_scores(found: ModelTaskResult, split: str) -> TaskScores | None:
     if not rows:
         return None
     if len(rows) != 1:
-        raise LeaderboardError(f"{found.path}: {split} has {len(rows)} subsets; an AIR-Bench task has one")
+        raise DatasetError(f"{found.path}: {split} has {len(rows)} subsets; an AIR-Bench task has one")
     row = rows[0]
     if CLOSED_BOOK in row:
         return TaskScores(found, None)
     main = row.get("main_score")
     if not isinstance(main, int | float) or not math.isfinite(main):
-        raise LeaderboardError(f"{found.path}: {split} has no main score ({main!r}) and was not searched "
-                               "closed-book; the result is broken, rerun it (--overwrite-strategy always)")
+        raise DatasetError(f"{found.path}: {split} has no main score ({main!r}) and was not searched "
+                           "closed-book; the result is broken, rerun it (--overwrite-strategy always)")
     return TaskScores(found, row)
 
 
@@ -113,6 +108,6 @@ def read_runs(results: Path, entries: Sequence[AirBenchEntry],
             runs.setdefault(run_of(found), {})[found.result.task_name] = scores
     _check_one_label_per_row(list(runs))
     if not runs:
-        raise LeaderboardError(f"no results of {', '.join(sorted({e.version for e in entries}))} tasks on the "
-                               f"{split} split in {results} (run them with mteb run --eval-splits {split})")
+        raise DatasetError(f"no results of {', '.join(sorted({e.version for e in entries}))} tasks on the "
+                           f"{split} split in {results} (run them with mteb run --eval-splits {split})")
     return folder, dict(sorted(runs.items(), key=lambda item: (item[0].retriever, item[0].reranker)))

@@ -44,7 +44,6 @@ from airbench_mteb.report.significance.records import (
     BenchmarkModel,
     Comparison,
     ReportContent,
-    SignificanceError,
 )
 from airbench_mteb.report.significance.rendering import render_csv, render_latex, render_markdown
 
@@ -52,7 +51,7 @@ if TYPE_CHECKING:
     from mteb import Benchmark
 
 __all__ = ["BENCHMARK_FAMILY", "FAMILY", "FILES", "MAIN_SCORE", "TEST", "BenchmarkComparison", "BenchmarkLevel",
-           "BenchmarkModel", "Comparison", "SignificanceError", "SignificanceReport", "significance",
+           "BenchmarkModel", "Comparison", "SignificanceReport", "significance",
            "write_significance"]
 
 
@@ -92,14 +91,13 @@ def significance(results: Path, models: Sequence[str], *, tasks: Sequence[str] =
     Relative Δ_A - Δ_B of each compared metric that source bias is computed for), a family of its own.
 
     Raises:
-        OptionError: fewer than two models, no task, an unknown correction, resamples, seed, alpha or level out of
-            range.
+        OptionError: fewer than two models (or names of one model), no task, an unknown correction, a closed-book
+            split asked for, resamples, seed, alpha or level out of range.
         UnknownNameError: an unknown task or benchmark.
-        SignificanceError: an unknown model or metric, a closed-book split asked for, fewer than 2 queries,
-            models scored on different queries, or results of one task computed on different data.
-        DatasetError: a results file without kept per-query scores (rerun with ``--overwrite-strategy always``),
-            or kept scores that do not reproduce the results file's (a value not finite, a mean that is not
-            the results' score).
+        DatasetError: an unknown model or metric, fewer than 2 queries, models scored on different queries, results
+            of one task computed on different data, a results file without kept per-query scores (rerun with
+            ``--overwrite-strategy always``), or kept scores that do not reproduce the results file's (a value not
+            finite, a mean that is not the results' score).
     """
     check_options(models, correction, resampling, alpha)
     names, bench_name, benchmark_tasks = task_names(tasks, benchmark)

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.data.per_query import QueryScores
 from airbench_mteb.report.bias_significance import BiasScores
 from airbench_mteb.report.significance.reading import splits_and_subsets
-from airbench_mteb.report.significance.records import MAIN_SCORE, SignificanceError
+from airbench_mteb.report.significance.records import MAIN_SCORE
 from airbench_mteb.results.kept import KeptFile, common_queries, held_scores, read_kept_file
 from airbench_mteb.results.panel import check_same_data, main_score
 from airbench_mteb.results.reading import ModelTaskResult
@@ -54,16 +55,16 @@ def task_entries(task: str, found: Mapping[str, Mapping[str, ModelTaskResult]], 
             continue
         if closed:
             if splits is not None:
-                raise SignificanceError(f"{task} split {split!r} (subset {subset!r}) is closed-book: it has no qrels "
-                                        "here, so no per-query scores; score it where its qrels are available")
+                raise OptionError(f"{task} split {split!r} (subset {subset!r}) is closed-book: it has no qrels "
+                                  "here, so no per-query scores; score it where its qrels are available")
             notes.append(f"{task} {split}/{subset}: closed-book (no qrels), left out")
             continue
         check_same_data(task, by_model, split)
         entries.append(_entry(task, split, subset, kept, metrics))
     if not entries:
-        raise SignificanceError(f"{task} has no split and subset every model was scored on to compare"
-                                + (f" among {', '.join(splits)}" if splits is not None else
-                                   " (closed-book splits have no qrels here)"))
+        raise DatasetError(f"{task} has no split and subset every model was scored on to compare"
+                           + (f" among {', '.join(splits)}" if splits is not None else
+                              " (closed-book splits have no qrels here)"))
     return entries
 
 
@@ -73,8 +74,8 @@ def _entry(task: str, split: str, subset: str, kept: Mapping[str, KeptFile], met
     scores = {label: held_scores(file, split, subset, compared) for label, file in kept.items()}
     query_ids = common_queries(f"{task} {split}/{subset}", scores, kept)
     if len(query_ids) < 2:
-        raise SignificanceError(f"{task} {split}/{subset} has {len(query_ids)} scored query: a comparison needs at "
-                                "least 2")
+        raise DatasetError(f"{task} {split}/{subset} has {len(query_ids)} scored query: a comparison needs at "
+                           "least 2")
     values = {}
     for label, subset_scores in scores.items():
         order = sorted(range(len(query_ids)), key=subset_scores.query_ids.__getitem__)

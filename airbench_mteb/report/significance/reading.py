@@ -8,12 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from airbench_mteb.data.errors import OptionError
+from airbench_mteb.data.errors import DatasetError, OptionError
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import CORRECTIONS
 from airbench_mteb.names import benchmark_named, check_task_names
 from airbench_mteb.report.options import check_resampling_options
-from airbench_mteb.report.significance.records import SignificanceError
 from airbench_mteb.results.reading import ModelTaskResult, model_labels, read_results
 from airbench_mteb.tasks.closed_book import CLOSED_BOOK
 
@@ -49,12 +48,12 @@ def model_results(results: Path, models: Sequence[str],
     found = {label: {r.result.task_name: r for r in folder.found if r.label == label}
              for label in model_labels(folder, models, tasks)}
     if len(found) < 2:
-        raise SignificanceError(f"{', '.join(models)} name one model only ({next(iter(found))}): "
+        raise OptionError(f"{', '.join(models)} name one model only ({next(iter(found))}): "
                                 "a comparison needs at least two")
     for label, by_task in found.items():
         missing = [task for task in tasks if task not in by_task]
         if missing:
-            raise SignificanceError(f"no results of model {label!r} on task {missing[0]!r} in {results}")
+            raise DatasetError(f"no results of model {label!r} on task {missing[0]!r} in {results}")
     return found
 
 

@@ -6,24 +6,19 @@ Plain frozen dataclasses, with the JSON form of each (``to_json``); Markdown, La
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from airbench_mteb.data.errors import DatasetError
 from airbench_mteb.metrics.resampling import Resampling
 from airbench_mteb.metrics.significance import Correction
 from airbench_mteb.report.bias_significance import BiasComparison, bias_json
+from airbench_mteb.report.protocol import finite_or_none
 
 MAIN_SCORE = "main_score"  # the metric name that stands for each task's own main score
 STEM = "significance"  # the files' name: significance.json, .md, .tex and .csv
 FILES = tuple(f"{STEM}.{suffix}" for suffix in ("json", "md", "tex", "csv"))
 FAMILY = "every task-level comparison in this report: task x split x subset x metric x model pair"
 BENCHMARK_FAMILY = "every model pair on the benchmark mean, per metric"
-
-
-class SignificanceError(DatasetError):
-    """A comparison that cannot be made (one model, a closed-book split, too few queries, ...); names the culprit."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +49,7 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["effect_size"] = _finite_or_none(self.effect_size)
+        data["effect_size"] = finite_or_none(self.effect_size)
         return data
 
 
@@ -138,7 +133,3 @@ class ReportContent:
         if self.notes:
             data["notes"] = list(self.notes)
         return data
-
-
-def _finite_or_none(value: float) -> float | None:
-    return value if math.isfinite(value) else None
