@@ -287,7 +287,7 @@ def test_whole_numbers_are_ints_and_bm25_refuses_an_infinite_k1() -> None:
 
 def test_k1_1_and_1_0_are_one_folder_one_label_one_index() -> None:
     """Finding 3: ``k1=1`` and ``k1=1.0`` ranked alike but were two folders, labels, leaderboard rows and indexes."""
-    from airbench_mteb.models.bm25_store import IndexKey
+    from airbench_mteb.models.bm25.store import IndexKey
 
     spelled = [model_kwargs([f"k1={text}"], BM25) for text in ("1", "1.0", "1.00", "1e0")]
     assert all(kwargs == {"k1": 1.0} and type(kwargs["k1"]) is float for kwargs in spelled)
