@@ -9,6 +9,7 @@ exception is the ``airbench-mteb`` command line, which registers once its argume
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 
@@ -17,6 +18,10 @@ from airbench_mteb.data.errors import DatasetError, OptionError
 __version__ = "0.1.0"
 
 __all__ = ["DatasetError", "OptionError", "__version__", "register_all"]
+
+# The plugin's log lines follow mteb's verbosity, as mteb's own do: `mteb run` (-v 2, its default) shows their INFO
+# lines (a stored BM25 index reused, an embedding cache hit), -v 1 only warnings; a library caller's logging decides.
+logging.getLogger(__name__).parent = logging.getLogger("mteb")
 
 CLI_SCRIPT = "airbench-mteb"
 CLI_MODULE = "airbench_mteb.cli"

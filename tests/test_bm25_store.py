@@ -248,16 +248,21 @@ def test_a_second_run_command_reads_the_stored_index_and_arguments_get_their_own
 
     script = str(Path(sys.executable).with_name("airbench-mteb"))
 
+    said: dict[str, str] = {}
+
     def run(out: str, *extra: str) -> dict:
         command = [script, "run", "-m", "airbench-mteb/bm25", "-t", "CocktailNQUTD", "--eval-splits", "test",
                    "--data-dir", str(SAMPLE_DATA), "--output-folder", str(tmp_path / out), "--no-ci", *extra]
-        subprocess.run(command, check=True, capture_output=True, text=True)
+        said[out] = subprocess.run(command, check=True, capture_output=True, text=True).stderr
         return json.loads(next((tmp_path / out).rglob("CocktailNQUTD.json")).read_text())["scores"]
 
     first = run("first")
     stored = _index_folders()
     assert stored  # one index per corpus the task's subsets use
+    assert "reusing the stored index" not in said["first"]
     assert run("second") == first
+    # one line per stored index read, at mteb's default verbosity (issue 49)
+    assert said["second"].count("reusing the stored index") == len(stored), said["second"]
     assert _index_folders() == stored  # nothing indexed, nothing rewritten
     run("other", "--model-kwargs", "k1=1.2", "b=0.75")
     after = _index_folders()
