@@ -19,10 +19,10 @@ import argparse
 import contextlib
 import functools
 import importlib
-import logging
-import os
+import importlib.util
 import re
-import warnings
+import sys
+import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,8 +70,6 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mteb.cli.build_cli", "_add_run_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_tasks_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_benchmarks_parser"),
-    PrivateName("mteb.evaluate", "_check_model_modalities"),
-    PrivateName("mteb.evaluate", "_evaluate_resolved"),
 )
 
 
@@ -347,54 +345,53 @@ def add_mteb_cli_parsers(subparsers: argparse._SubParsersAction) -> None:
     build_cli._add_available_benchmarks_parser(subparsers)
 
 
-# --- a run without torch (mteb 2.26.x, checked on 2.26.24) --------------------------------------
+# --- torch left out of a run that needs none (mteb 2.24.14, 2.25.0 and 2.26.24 checked) -----------
 
-_VERBOSITY = {0: logging.CRITICAL, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
+# mteb's ``run`` command (``mteb.cli.build_cli.run``) imports torch to pick a device, and ``mteb.evaluate``
+# (``_sanitize_model``) imports sentence_transformers (which imports torch) only to ask whether the model is one
+# of its SentenceTransformer or CrossEncoder: about 5 s of CPU that a run on a stored BM25 index would otherwise
+# spend in start-up.
+_DEFERRED = ("torch", "sentence_transformers")
+_SENTENCE_TRANSFORMERS_CLASSES = frozenset({"CrossEncoder", "SentenceTransformer"})
 
 
-def run_without_torch(args: argparse.Namespace) -> None:
-    """mteb's ``run`` command (``mteb.cli.build_cli.run``) for a model that needs neither torch nor
-    sentence-transformers, without importing them: mteb's ``run`` imports torch to pick a device and
-    ``mteb.evaluate`` imports sentence_transformers to tell a SentenceTransformer or CrossEncoder apart
-    (``_sanitize_model``), about 5 s of CPU that a run on a stored BM25 index otherwise spends in start-up.
+class _NoInstances(type):
+    """A class of a module not imported: nothing can be an instance of it."""
 
-    The same steps otherwise: ``run``'s argument handling (its deprecated ``--overwrite`` and
-    ``--save_predictions`` included), the device ``cpu`` unless ``--device`` names one, then ``mteb.evaluate``'s
-    from its model check on, the model being neither (``_check_model_modalities``, ``_evaluate_resolved``);
-    ``_apply_precision_to_meta`` is left out: the command's encode kwargs hold only a batch size.
-    """
-    import mteb
-    from mteb.cache import ResultCache
-    from mteb.evaluate import OverwriteStrategy, _check_model_modalities, _evaluate_resolved
-    from mteb.models import ModelMeta
+    def __instancecheck__(cls, instance: object) -> bool:
+        return False
 
-    if args.verbosity in _VERBOSITY:
-        logging.getLogger("mteb").setLevel(_VERBOSITY[args.verbosity])
-    if args.benchmarks and (args.tasks or args.eval_splits or args.languages or args.task_types or args.categories):
-        logging.getLogger("mteb").warning("`benchmarks` is specified but so is one or more of `tasks`, `eval_splits`, "
-                                          "`languages`, `task_types` and `categories`. These will be ignored.")
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    model = mteb.get_model(args.model, args.model_revision, device=args.device or "cpu")
-    if args.benchmarks:
-        tasks = tuple(task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks)
-    else:
-        tasks = mteb.get_tasks(categories=args.categories, task_types=args.task_types, languages=args.languages,
-                               tasks=args.tasks, eval_splits=args.eval_splits)
-    overwrite = args.overwrite_strategy
-    if args.overwrite:
-        warnings.warn("`--overwrite` is deprecated, please use `--overwrite-strategy 'always'` instead.",
-                      DeprecationWarning, stacklevel=2)
-        overwrite = OverwriteStrategy.ALWAYS.value
-    prediction_folder = args.prediction_folder
-    if args.save_predictions:
-        warnings.warn("`--save_predictions` is deprecated, please use `--prediction-folder` instead.",
-                      DeprecationWarning, stacklevel=2)
-        prediction_folder = args.output_folder
-    given = getattr(model, "mteb_model_meta", None)  # what _sanitize_model reads from a model that is neither
-    meta = given if isinstance(given, ModelMeta) else ModelMeta.create_empty()
-    _check_model_modalities(meta, tasks)
-    _evaluate_resolved(model, meta, meta.name, meta.revision, tasks, co2_tracker=args.co2_tracker, raise_error=True,
-                       encode_kwargs={"batch_size": args.batch_size or 32}, cache=ResultCache(args.output_folder),
-                       overwrite_strategy=OverwriteStrategy.from_str(overwrite),
-                       prediction_folder=Path(prediction_folder) if prediction_folder else None,
-                       show_progress_bar=True, public_only=None, num_proc=args.num_proc, timer=None)
+
+class _Deferred(types.ModuleType):
+    """Stands in for a module not imported yet: reading any attribute imports the module for real, in this stand-in's
+    place, and returns the attribute. Only sentence_transformers' model classes are answered without the import, for
+    ``isinstance`` checks: no object of a class can exist while its module is not imported."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        if self.__name__ == "sentence_transformers" and attribute in _SENTENCE_TRANSFORMERS_CLASSES:
+            return _NoInstances(attribute, (), {})
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        return getattr(importlib.import_module(self.__name__), attribute)
+
+
+@contextlib.contextmanager
+def torch_deferred() -> Iterator[None]:
+    """While the block runs, ``import torch`` and ``import sentence_transformers`` bind stand-ins that import the
+    real module on first use (sentence_transformers' model classes excepted, see :class:`_Deferred`): for mteb's
+    own ``run`` of a model that needs neither, with a device named so that ``run`` does not ask torch for one.
+    A module already imported, or not installed, is left as it is."""
+    placed = []
+    for name in _DEFERRED:
+        spec = None if name in sys.modules else importlib.util.find_spec(name)
+        if spec is not None:
+            stand_in = _Deferred(name)
+            stand_in.__spec__ = spec  # mteb's installation check, importlib.util.find_spec, reads it
+            sys.modules[name] = stand_in
+            placed.append(stand_in)
+    try:
+        yield
+    finally:
+        for stand_in in placed:
+            if sys.modules.get(stand_in.__name__) is stand_in:
+                del sys.modules[stand_in.__name__]
