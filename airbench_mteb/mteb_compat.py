@@ -6,8 +6,9 @@ check and writer are not hooks. Everything of that kind the plugin relies on is 
 named function or by :class:`HookedRetrievalTask`, and nowhere else; :data:`PRIVATE_NAMES` lists
 it, so a test (``tests/test_mteb_compat.py``) names the one that a new mteb release removed.
 
-Each use says the mteb versions it was checked on (setup.cfg pins ``mteb>=2.26,<2.27``; the
-installed version when written was 2.26.24). MTEB's own tasks never go through the plugin's code:
+Every name was checked on each version of :data:`CHECKED_ON`, the newest release of each minor version setup.cfg
+admits: the mteb-versions tier (``tests/test_mteb_versions.py``) runs the mteb-facing tests on each. MTEB's own
+tasks never go through the plugin's code:
 the cache check and the writer are patched only to dispatch plugin tasks to their hooks.
 
 This module imports nothing from the plugin, so every layer may use it.
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from mteb.models import ModelMeta
     from mteb.results import TaskResult
 
+# The mteb releases every private name below was checked on (tests/test_mteb_versions.py installs each)
+CHECKED_ON = ("2.24.14", "2.25.0", "2.26.24")
 _MARK = "_airbench_mteb"  # set on mteb functions this module replaced, so a second install is a no-op
 
 
@@ -46,6 +49,7 @@ class PrivateName:
     module: str
     attribute: str
     on_instance: bool = False  # set in ``__init__``: looked up on a task instance, not on the class
+    checked_on: tuple[str, ...] = CHECKED_ON  # the mteb versions its use was checked on
 
     def __str__(self) -> str:
         return f"{self.module}.{self.attribute}"
@@ -70,6 +74,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mteb.cli.build_cli", "_add_run_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_tasks_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_benchmarks_parser"),
+    PrivateName("mteb.evaluate", "_sanitize_model"),  # imports sentence_transformers for isinstance checks only
 )
 
 
@@ -89,7 +94,7 @@ def _exists(name: PrivateName, sample_task: AbsTaskRetrieval) -> bool:
     return True
 
 
-# --- registries (mteb 2.26.x, checked on 2.26.24) -----------------------------------------------
+# --- registries (checked on CHECKED_ON) ---
 
 def _tasks_module() -> Any:
     return importlib.import_module("mteb.get_tasks")
@@ -151,7 +156,7 @@ def model_meta_registered(meta: ModelMeta) -> Iterator[None]:
             MODEL_REGISTRY[meta.name] = before
 
 
-# --- plugin retrieval tasks (mteb 2.26.x, checked on 2.26.24) -----------------------------------
+# --- plugin retrieval tasks (checked on CHECKED_ON) ---
 
 CacheLookup = Callable[[], "tuple[TaskResult | None, Any]"]
 StockWrite = Callable[[Path], None]
@@ -229,7 +234,7 @@ def install_result_hooks() -> None:
 
 
 def _route_cache_check() -> None:
-    # mteb.evaluate._check_cache(task, meta, cache, overwrite_strategy): mteb 2.26.x, checked on 2.26.24
+    # mteb.evaluate._check_cache(task, meta, cache, overwrite_strategy): checked on CHECKED_ON
     evaluate_module = importlib.import_module("mteb.evaluate")
     stock = evaluate_module._check_cache
     if getattr(stock, _MARK, False):
@@ -246,7 +251,7 @@ def _route_cache_check() -> None:
 
 
 def _route_result_writer() -> None:
-    # TaskResult.to_disk(self, path): mteb 2.26.x, checked on 2.26.24; the task is found by its registered name
+    # TaskResult.to_disk(self, path): checked on CHECKED_ON; the task is found by its registered name
     from mteb.results.task_result import TaskResult
 
     stock = TaskResult.to_disk
@@ -265,7 +270,7 @@ def _route_result_writer() -> None:
     TaskResult.to_disk = to_disk  # type: ignore[method-assign]
 
 
-# --- how a retrieval score is stored (mteb 2.26.x, checked on 2.26.24) --------------------------
+# --- how a retrieval score is stored (checked on CHECKED_ON) ---
 
 # mteb/_evaluators/retrieval_metrics.py: ``parse_metrics_from_scores`` rounds the means of pytrec_eval's measures
 # (nDCG, MAP, recall, precision, hit rate; ``accuracy`` is recall@1) with ``round(..., 5)``, while
@@ -284,7 +289,7 @@ def stored_decimals(metric: str) -> int:
     return min(computed, RESULTS_FILE_DECIMALS)
 
 
-# --- encoding and the command line (mteb 2.26.x, checked on 2.26.24) ----------------------------
+# --- encoding and the command line (checked on CHECKED_ON) ---
 
 def create_dataloader(dataset: Any, *, task_metadata: Any, prompt_type: Any, batch_size: int) -> Any:
     """MTEB's own batching of a dataset for ``encode`` (``mteb._create_dataloaders.create_dataloader``)."""
@@ -304,8 +309,8 @@ def collate_batch() -> Callable[[list[dict[str, Any]]], Any]:
 def vectors_on_device_kwargs(model: Any) -> dict[str, Any]:
     """Extra ``encode`` arguments that keep a sentence-transformers model's vectors on its device until the
     call ends: without them it copies each batch's vectors to the host, and that copy makes the host wait
-    for the device after every batch instead of tokenizing the next one meanwhile. mteb 2.26.x (checked on
-    2.26.24): ``SentenceTransformerEncoderWrapper.encode`` hands extra keyword arguments on to
+    for the device after every batch instead of tokenizing the next one meanwhile. Checked on :data:`CHECKED_ON`:
+    ``SentenceTransformerEncoderWrapper.encode`` hands extra keyword arguments on to
     ``SentenceTransformer.encode`` and moves a returned tensor to the host as float32 itself. Only for
     that exact class: a subclass may hand its arguments elsewhere."""
     from mteb.models import SentenceTransformerEncoderWrapper
@@ -321,7 +326,7 @@ class HookedEncoderSearch(SearchEncoderWrapper):
     """
 
     # SearchEncoderWrapper._full_corpus_search(*, query_idx_to_id, query_embeddings, task_metadata, hf_subset,
-    # hf_split, top_k, encode_kwargs, timer) -> {qid: [(score, id), ...]}: mteb 2.26.x, checked on 2.26.24
+    # hf_split, top_k, encode_kwargs, timer) -> {qid: [(score, id), ...]}: checked on CHECKED_ON
     def _full_corpus_search(self, **arguments: Any) -> dict[str, list[tuple[float, str]]]:
         return self.full_corpus_search(**arguments)
 
@@ -345,13 +350,13 @@ def add_mteb_cli_parsers(subparsers: argparse._SubParsersAction) -> None:
     build_cli._add_available_benchmarks_parser(subparsers)
 
 
-# --- torch left out of a run that needs none (mteb 2.24.14, 2.25.0 and 2.26.24 checked) -----------
+# --- torch left out of a run that needs none (checked on CHECKED_ON) ---
 
 # mteb's ``run`` command (``mteb.cli.build_cli.run``) imports torch to pick a device, and ``mteb.evaluate``
-# (``_sanitize_model``) imports sentence_transformers (which imports torch) only to ask whether the model is one
-# of its SentenceTransformer or CrossEncoder: about 5 s of CPU that a run on a stored BM25 index would otherwise
-# spend in start-up.
-_DEFERRED = ("torch", "sentence_transformers")
+# (``_sanitize_model``) imports sentence_transformers (which imports torch) only to ask whether the model is one of
+# its SentenceTransformer or CrossEncoder: about 5 s of CPU that a run on a stored BM25 index would otherwise spend in
+# start-up. A stand-in is in ``sys.modules`` only for those two steps: mteb seeds torch whenever ``"torch" in
+# sys.modules`` (``mteb._set_seed``), and torch's own import reads attributes of every module there.
 _SENTENCE_TRANSFORMERS_CLASSES = frozenset({"CrossEncoder", "SentenceTransformer"})
 
 
@@ -362,36 +367,65 @@ class _NoInstances(type):
         return False
 
 
-class _Deferred(types.ModuleType):
-    """Stands in for a module not imported yet: reading any attribute imports the module for real, in this stand-in's
+class _Unimported(types.ModuleType):
+    """Stands in for a module not imported yet: reading an attribute imports the module for real, in this stand-in's
     place, and returns the attribute. Only sentence_transformers' model classes are answered without the import, for
-    ``isinstance`` checks: no object of a class can exist while its module is not imported."""
+    ``isinstance``: no object of a class can exist while its module is not imported."""
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):  # ``from module import ...`` asks for ``__path__``: a plain module's answer
+            raise AttributeError(attribute)
         if self.__name__ == "sentence_transformers" and attribute in _SENTENCE_TRANSFORMERS_CLASSES:
             return _NoInstances(attribute, (), {})
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
+        _remove(self)
         return getattr(importlib.import_module(self.__name__), attribute)
+
+
+def _stand_in(name: str) -> _Unimported | None:
+    """A stand-in for ``name`` put into ``sys.modules``; None (nothing put) if it is imported or not installed."""
+    spec = None if name in sys.modules else importlib.util.find_spec(name)
+    if spec is None:
+        return None
+    stand_in = _Unimported(name)
+    stand_in.__spec__ = spec  # mteb's installation check (importlib.util.find_spec) reads it
+    sys.modules[name] = stand_in
+    return stand_in
+
+
+def _remove(stand_in: _Unimported | None) -> None:
+    if stand_in is not None and sys.modules.get(stand_in.__name__) is stand_in:
+        del sys.modules[stand_in.__name__]
 
 
 @contextlib.contextmanager
 def torch_deferred() -> Iterator[None]:
-    """While the block runs, ``import torch`` and ``import sentence_transformers`` bind stand-ins that import the
-    real module on first use (sentence_transformers' model classes excepted, see :class:`_Deferred`): for mteb's
-    own ``run`` of a model that needs neither, with a device named so that ``run`` does not ask torch for one.
-    A module already imported, or not installed, is left as it is."""
-    placed = []
-    for name in _DEFERRED:
-        spec = None if name in sys.modules else importlib.util.find_spec(name)
-        if spec is not None:
-            stand_in = _Deferred(name)
-            stand_in.__spec__ = spec  # mteb's installation check, importlib.util.find_spec, reads it
-            sys.modules[name] = stand_in
-            placed.append(stand_in)
+    """For mteb's own ``run`` of a model that needs neither torch nor sentence_transformers, with a device named so
+    that ``run`` does not ask torch for one: ``run``'s ``import torch`` binds a stand-in, there until the model is
+    loaded (``mteb.get_model``); ``_sanitize_model``'s ``import sentence_transformers`` binds one that is there for
+    that step alone. A module already imported is left as it is."""
+    import mteb
+
+    evaluate_module = importlib.import_module("mteb.evaluate")  # the module: mteb.evaluate is also a function
+    get_model, sanitize_model = mteb.get_model, evaluate_module._sanitize_model
+    torch = _stand_in("torch")
+
+    @functools.wraps(get_model)
+    def get_model_torch_unimported(*arguments: Any, **keywords: Any) -> Any:
+        _remove(torch)
+        return get_model(*arguments, **keywords)
+
+    @functools.wraps(sanitize_model)
+    def sanitize_model_sentence_transformers_unimported(model: Any) -> Any:
+        sentence_transformers = _stand_in("sentence_transformers")
+        try:
+            return sanitize_model(model)
+        finally:
+            _remove(sentence_transformers)
+
+    mteb.get_model, evaluate_module._sanitize_model = (get_model_torch_unimported,
+                                                       sanitize_model_sentence_transformers_unimported)
     try:
         yield
     finally:
-        for stand_in in placed:
-            if sys.modules.get(stand_in.__name__) is stand_in:
-                del sys.modules[stand_in.__name__]
+        mteb.get_model, evaluate_module._sanitize_model = get_model, sanitize_model
+        _remove(torch)

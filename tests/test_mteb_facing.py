@@ -84,9 +84,8 @@ def test_bm25_by_both_commands_scores_the_same_and_the_plugins_run_imports_no_to
     scores = _task_scores(tmp_path / "plugin", "CocktailNQUTD")
     assert scores == _task_scores(tmp_path / "mteb", "CocktailNQUTD")
     mixed = _subset(scores, "test", "mixed")
-    assert mixed["ndcg_at_1"] == 0.75
-    assert mixed["main_score"] == pytest.approx(0.76574, abs=5e-6)
-    _record("bm25 CocktailNQUTD mixed", {key: mixed[key] for key in ("ndcg_at_1", "ndcg_at_10", "main_score")})
+    assert mixed["main_score"] == mixed["ndcg_at_1"] == 0.75
+    _record("bm25 CocktailNQUTD mixed", {key: value for key, value in mixed.items() if not isinstance(value, dict)})
     _record("torch imported by import mteb", with_mteb)
 
 

@@ -8,8 +8,10 @@ PyPI and without the folder, that version's test is skipped and says so.
 
 from __future__ import annotations
 
+import configparser
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,12 +20,31 @@ from pathlib import Path
 
 import pytest
 
+from airbench_mteb.mteb_compat import CHECKED_ON
+
 ROOT = Path(__file__).resolve().parents[1]
-# The newest release of each minor version the range covers (setup.cfg: mteb>=2.24,<2.27)
-VERSIONS = ("2.24.14", "2.25.0", "2.26.24")
 MTEB_FACING = ("tests/test_mteb_compat.py", "tests/test_registration.py", "tests/test_mteb_conventions.py",
                "tests/test_mteb_facing.py")
 CACHE_ENV = "AIRBENCH_MTEB_VERSIONS_CACHE"
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def test_setup_cfg_admits_exactly_the_minor_versions_checked() -> None:
+    """``mteb>=A.B,<C.D`` in setup.cfg: every minor version from A.B up to before C.D has its newest release checked
+    (mteb_compat.CHECKED_ON), and no other."""
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg", encoding="utf-8")
+    (line,) = [line for line in config["options"]["install_requires"].splitlines() if line.startswith("mteb")]
+    match = re.fullmatch(r"mteb>=(\d+)\.(\d+),<(\d+)\.(\d+)", line.replace(" ", ""))
+    assert match, f"setup.cfg: {line!r} is not of the form mteb>=A.B,<C.D"
+    low, high = (int(match[1]), int(match[2])), (int(match[3]), int(match[4]))
+    assert low[0] == high[0], "the range stays within one major version"
+    assert sorted({_minor(v) for v in CHECKED_ON}) == [(low[0], m) for m in range(low[1], high[1])]
+    assert len({_minor(v) for v in CHECKED_ON}) == len(CHECKED_ON), "one release per minor version"
 
 
 def _cache() -> Path:
@@ -48,7 +69,7 @@ def mteb_folder(version: str) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("version", CHECKED_ON)
 def test_the_mteb_facing_tests_pass_on(version: str, tmp_path: Path) -> None:
     folder = mteb_folder(version)
     numbers = tmp_path / "numbers.json"
