@@ -326,18 +326,20 @@ class HookedEncoderSearch(SearchEncoderWrapper):
     """
 
     # SearchEncoderWrapper._full_corpus_search(*, query_idx_to_id, query_embeddings, task_metadata, hf_subset,
-    # hf_split, top_k, encode_kwargs, timer) -> {qid: [(score, id), ...]}: checked on CHECKED_ON
+    # hf_split, top_k, encode_kwargs[, timer]) -> {qid: [(score, id), ...]}: checked on CHECKED_ON; ``timer`` (a
+    # TimingStack) came in a 2.26 patch release (2.26.24 has it, 2.26.0 and older do not)
     def _full_corpus_search(self, **arguments: Any) -> dict[str, list[tuple[float, str]]]:
         return self.full_corpus_search(**arguments)
 
     def full_corpus_search(self, *, query_idx_to_id: dict[int, str], query_embeddings: Any, task_metadata: Any,
-                           hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any, timer: Any
+                           hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any, timer: Any = None
                            ) -> dict[str, list[tuple[float, str]]]:
         """The best ``top_k`` documents of the whole corpus (``self.task_corpus``) per query: MTEB's own
-        chunked search with its per-item heap merge until overridden."""
+        chunked search with its per-item heap merge until overridden. ``timer`` is None where mteb passes none."""
+        timing = {} if timer is None else {"timer": timer}
         return super()._full_corpus_search(query_idx_to_id=query_idx_to_id, query_embeddings=query_embeddings,
                                            task_metadata=task_metadata, hf_subset=hf_subset, hf_split=hf_split,
-                                           top_k=top_k, encode_kwargs=encode_kwargs, timer=timer)
+                                           top_k=top_k, encode_kwargs=encode_kwargs, **timing)
 
 
 def add_mteb_cli_parsers(subparsers: argparse._SubParsersAction) -> None:

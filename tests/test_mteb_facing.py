@@ -28,8 +28,8 @@ BIN = Path(sys.executable).parent
 BM25, MINILM = "airbench-mteb/bm25", "airbench-mteb/all-MiniLM-L6-v2"
 NUMBERS_ENV = "AIRBENCH_MTEB_NUMBERS"
 
-# `airbench-mteb run` for BM25 in a fresh process: whether torch came in with `import mteb` (it does before mteb
-# 2.26.24) and whether it was there after the run
+# `airbench-mteb run` for BM25 in a fresh process: whether torch came in with `import mteb` (it does in mteb 2.20)
+# and whether it was there after the run
 _PLUGIN_RUN = """
 import sys
 import mteb
