@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from mteb.results import TaskResult
 
 # The mteb releases every private name below was checked on (tests/test_mteb_versions.py installs each)
-CHECKED_ON = ("2.21.10", "2.22.5", "2.23.0", "2.24.14", "2.25.0", "2.26.24")
+CHECKED_ON = ("2.20.13", "2.21.10", "2.22.5", "2.23.0", "2.24.14", "2.25.0", "2.26.24")
 _MARK = "_airbench_mteb"  # set on mteb functions this module replaced, so a second install is a no-op
 
 
