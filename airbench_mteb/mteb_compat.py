@@ -6,8 +6,9 @@ check and writer are not hooks. Everything of that kind the plugin relies on is 
 named function or by :class:`HookedRetrievalTask`, and nowhere else; :data:`PRIVATE_NAMES` lists
 it, so a test (``tests/test_mteb_compat.py``) names the one that a new mteb release removed.
 
-Each use says the mteb versions it was checked on (setup.cfg pins ``mteb>=2.26,<2.27``; the
-installed version when written was 2.26.24). MTEB's own tasks never go through the plugin's code:
+Every name was checked on each version of :data:`CHECKED_ON`, the newest release of each minor version setup.cfg
+admits: the mteb-versions tier (``tests/test_mteb_versions.py``) runs the mteb-facing tests on each. MTEB's own
+tasks never go through the plugin's code:
 the cache check and the writer are patched only to dispatch plugin tasks to their hooks.
 
 This module imports nothing from the plugin, so every layer may use it.
@@ -19,10 +20,10 @@ import argparse
 import contextlib
 import functools
 import importlib
-import logging
-import os
+import importlib.util
 import re
-import warnings
+import sys
+import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from mteb.models import ModelMeta
     from mteb.results import TaskResult
 
+# The mteb releases every private name below was checked on (tests/test_mteb_versions.py installs each)
+CHECKED_ON = ("2.20.13", "2.21.10", "2.22.5", "2.23.0", "2.24.14", "2.25.0", "2.26.24")
 _MARK = "_airbench_mteb"  # set on mteb functions this module replaced, so a second install is a no-op
 
 
@@ -46,6 +49,7 @@ class PrivateName:
     module: str
     attribute: str
     on_instance: bool = False  # set in ``__init__``: looked up on a task instance, not on the class
+    checked_on: tuple[str, ...] = CHECKED_ON  # the mteb versions its use was checked on
 
     def __str__(self) -> str:
         return f"{self.module}.{self.attribute}"
@@ -70,8 +74,7 @@ PRIVATE_NAMES: tuple[PrivateName, ...] = (
     PrivateName("mteb.cli.build_cli", "_add_run_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_tasks_parser"),
     PrivateName("mteb.cli.build_cli", "_add_available_benchmarks_parser"),
-    PrivateName("mteb.evaluate", "_check_model_modalities"),
-    PrivateName("mteb.evaluate", "_evaluate_resolved"),
+    PrivateName("mteb.evaluate", "_sanitize_model"),  # imports sentence_transformers for isinstance checks only
 )
 
 
@@ -91,7 +94,7 @@ def _exists(name: PrivateName, sample_task: AbsTaskRetrieval) -> bool:
     return True
 
 
-# --- registries (mteb 2.26.x, checked on 2.26.24) -----------------------------------------------
+# --- registries (checked on CHECKED_ON) ---
 
 def _tasks_module() -> Any:
     return importlib.import_module("mteb.get_tasks")
@@ -153,7 +156,7 @@ def model_meta_registered(meta: ModelMeta) -> Iterator[None]:
             MODEL_REGISTRY[meta.name] = before
 
 
-# --- plugin retrieval tasks (mteb 2.26.x, checked on 2.26.24) -----------------------------------
+# --- plugin retrieval tasks (checked on CHECKED_ON) ---
 
 CacheLookup = Callable[[], "tuple[TaskResult | None, Any]"]
 StockWrite = Callable[[Path], None]
@@ -231,7 +234,7 @@ def install_result_hooks() -> None:
 
 
 def _route_cache_check() -> None:
-    # mteb.evaluate._check_cache(task, meta, cache, overwrite_strategy): mteb 2.26.x, checked on 2.26.24
+    # mteb.evaluate._check_cache(task, meta, cache, overwrite_strategy): checked on CHECKED_ON
     evaluate_module = importlib.import_module("mteb.evaluate")
     stock = evaluate_module._check_cache
     if getattr(stock, _MARK, False):
@@ -248,7 +251,7 @@ def _route_cache_check() -> None:
 
 
 def _route_result_writer() -> None:
-    # TaskResult.to_disk(self, path): mteb 2.26.x, checked on 2.26.24; the task is found by its registered name
+    # TaskResult.to_disk(self, path): checked on CHECKED_ON; the task is found by its registered name
     from mteb.results.task_result import TaskResult
 
     stock = TaskResult.to_disk
@@ -267,7 +270,7 @@ def _route_result_writer() -> None:
     TaskResult.to_disk = to_disk  # type: ignore[method-assign]
 
 
-# --- how a retrieval score is stored (mteb 2.26.x, checked on 2.26.24) --------------------------
+# --- how a retrieval score is stored (checked on CHECKED_ON) ---
 
 # mteb/_evaluators/retrieval_metrics.py: ``parse_metrics_from_scores`` rounds the means of pytrec_eval's measures
 # (nDCG, MAP, recall, precision, hit rate; ``accuracy`` is recall@1) with ``round(..., 5)``, while
@@ -286,7 +289,7 @@ def stored_decimals(metric: str) -> int:
     return min(computed, RESULTS_FILE_DECIMALS)
 
 
-# --- encoding and the command line (mteb 2.26.x, checked on 2.26.24) ----------------------------
+# --- encoding and the command line (checked on CHECKED_ON) ---
 
 def create_dataloader(dataset: Any, *, task_metadata: Any, prompt_type: Any, batch_size: int) -> Any:
     """MTEB's own batching of a dataset for ``encode`` (``mteb._create_dataloaders.create_dataloader``)."""
@@ -306,8 +309,8 @@ def collate_batch() -> Callable[[list[dict[str, Any]]], Any]:
 def vectors_on_device_kwargs(model: Any) -> dict[str, Any]:
     """Extra ``encode`` arguments that keep a sentence-transformers model's vectors on its device until the
     call ends: without them it copies each batch's vectors to the host, and that copy makes the host wait
-    for the device after every batch instead of tokenizing the next one meanwhile. mteb 2.26.x (checked on
-    2.26.24): ``SentenceTransformerEncoderWrapper.encode`` hands extra keyword arguments on to
+    for the device after every batch instead of tokenizing the next one meanwhile. Checked on :data:`CHECKED_ON`:
+    ``SentenceTransformerEncoderWrapper.encode`` hands extra keyword arguments on to
     ``SentenceTransformer.encode`` and moves a returned tensor to the host as float32 itself. Only for
     that exact class: a subclass may hand its arguments elsewhere."""
     from mteb.models import SentenceTransformerEncoderWrapper
@@ -323,18 +326,20 @@ class HookedEncoderSearch(SearchEncoderWrapper):
     """
 
     # SearchEncoderWrapper._full_corpus_search(*, query_idx_to_id, query_embeddings, task_metadata, hf_subset,
-    # hf_split, top_k, encode_kwargs, timer) -> {qid: [(score, id), ...]}: mteb 2.26.x, checked on 2.26.24
+    # hf_split, top_k, encode_kwargs[, timer]) -> {qid: [(score, id), ...]}: checked on CHECKED_ON; ``timer`` (a
+    # TimingStack) came in a 2.26 patch release (2.26.24 has it, 2.26.0 and older do not)
     def _full_corpus_search(self, **arguments: Any) -> dict[str, list[tuple[float, str]]]:
         return self.full_corpus_search(**arguments)
 
     def full_corpus_search(self, *, query_idx_to_id: dict[int, str], query_embeddings: Any, task_metadata: Any,
-                           hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any, timer: Any
+                           hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any, timer: Any = None
                            ) -> dict[str, list[tuple[float, str]]]:
         """The best ``top_k`` documents of the whole corpus (``self.task_corpus``) per query: MTEB's own
-        chunked search with its per-item heap merge until overridden."""
+        chunked search with its per-item heap merge until overridden. ``timer`` is None where mteb passes none."""
+        timing = {} if timer is None else {"timer": timer}
         return super()._full_corpus_search(query_idx_to_id=query_idx_to_id, query_embeddings=query_embeddings,
                                            task_metadata=task_metadata, hf_subset=hf_subset, hf_split=hf_split,
-                                           top_k=top_k, encode_kwargs=encode_kwargs, timer=timer)
+                                           top_k=top_k, encode_kwargs=encode_kwargs, **timing)
 
 
 def add_mteb_cli_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -347,54 +352,82 @@ def add_mteb_cli_parsers(subparsers: argparse._SubParsersAction) -> None:
     build_cli._add_available_benchmarks_parser(subparsers)
 
 
-# --- a run without torch (mteb 2.26.x, checked on 2.26.24) --------------------------------------
+# --- torch left out of a run that needs none (checked on CHECKED_ON) ---
 
-_VERBOSITY = {0: logging.CRITICAL, 1: logging.WARNING, 2: logging.INFO, 3: logging.DEBUG}
+# mteb's ``run`` command (``mteb.cli.build_cli.run``) imports torch to pick a device, and ``mteb.evaluate``
+# (``_sanitize_model``) imports sentence_transformers (which imports torch) only to ask whether the model is one of
+# its SentenceTransformer or CrossEncoder: about 5 s of CPU that a run on a stored BM25 index would otherwise spend in
+# start-up. A stand-in is in ``sys.modules`` only for those two steps: mteb seeds torch whenever ``"torch" in
+# sys.modules`` (``mteb._set_seed``), and torch's own import reads attributes of every module there.
+_SENTENCE_TRANSFORMERS_CLASSES = frozenset({"CrossEncoder", "SentenceTransformer"})
 
 
-def run_without_torch(args: argparse.Namespace) -> None:
-    """mteb's ``run`` command (``mteb.cli.build_cli.run``) for a model that needs neither torch nor
-    sentence-transformers, without importing them: mteb's ``run`` imports torch to pick a device and
-    ``mteb.evaluate`` imports sentence_transformers to tell a SentenceTransformer or CrossEncoder apart
-    (``_sanitize_model``), about 5 s of CPU that a run on a stored BM25 index otherwise spends in start-up.
+class _NoInstances(type):
+    """A class of a module not imported: nothing can be an instance of it."""
 
-    The same steps otherwise: ``run``'s argument handling (its deprecated ``--overwrite`` and
-    ``--save_predictions`` included), the device ``cpu`` unless ``--device`` names one, then ``mteb.evaluate``'s
-    from its model check on, the model being neither (``_check_model_modalities``, ``_evaluate_resolved``);
-    ``_apply_precision_to_meta`` is left out: the command's encode kwargs hold only a batch size.
-    """
+    def __instancecheck__(cls, instance: object) -> bool:
+        return False
+
+
+class _Unimported(types.ModuleType):
+    """Stands in for a module not imported yet: reading an attribute imports the module for real, in this stand-in's
+    place, and returns the attribute. Only sentence_transformers' model classes are answered without the import, for
+    ``isinstance``: no object of a class can exist while its module is not imported."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):  # ``from module import ...`` asks for ``__path__``: a plain module's answer
+            raise AttributeError(attribute)
+        if self.__name__ == "sentence_transformers" and attribute in _SENTENCE_TRANSFORMERS_CLASSES:
+            return _NoInstances(attribute, (), {})
+        _remove(self)
+        return getattr(importlib.import_module(self.__name__), attribute)
+
+
+def _stand_in(name: str) -> _Unimported | None:
+    """A stand-in for ``name`` put into ``sys.modules``; None (nothing put) if it is imported or not installed."""
+    spec = None if name in sys.modules else importlib.util.find_spec(name)
+    if spec is None:
+        return None
+    stand_in = _Unimported(name)
+    stand_in.__spec__ = spec  # mteb's installation check (importlib.util.find_spec) reads it
+    sys.modules[name] = stand_in
+    return stand_in
+
+
+def _remove(stand_in: _Unimported | None) -> None:
+    if stand_in is not None and sys.modules.get(stand_in.__name__) is stand_in:
+        del sys.modules[stand_in.__name__]
+
+
+@contextlib.contextmanager
+def torch_deferred() -> Iterator[None]:
+    """For mteb's own ``run`` of a model that needs neither torch nor sentence_transformers, with a device named so
+    that ``run`` does not ask torch for one: ``run``'s ``import torch`` binds a stand-in, there until the model is
+    loaded (``mteb.get_model``); ``_sanitize_model``'s ``import sentence_transformers`` binds one that is there for
+    that step alone. A module already imported is left as it is."""
     import mteb
-    from mteb.cache import ResultCache
-    from mteb.evaluate import OverwriteStrategy, _check_model_modalities, _evaluate_resolved
-    from mteb.models import ModelMeta
 
-    if args.verbosity in _VERBOSITY:
-        logging.getLogger("mteb").setLevel(_VERBOSITY[args.verbosity])
-    if args.benchmarks and (args.tasks or args.eval_splits or args.languages or args.task_types or args.categories):
-        logging.getLogger("mteb").warning("`benchmarks` is specified but so is one or more of `tasks`, `eval_splits`, "
-                                          "`languages`, `task_types` and `categories`. These will be ignored.")
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    model = mteb.get_model(args.model, args.model_revision, device=args.device or "cpu")
-    if args.benchmarks:
-        tasks = tuple(task for benchmark in mteb.get_benchmarks(names=args.benchmarks) for task in benchmark.tasks)
-    else:
-        tasks = mteb.get_tasks(categories=args.categories, task_types=args.task_types, languages=args.languages,
-                               tasks=args.tasks, eval_splits=args.eval_splits)
-    overwrite = args.overwrite_strategy
-    if args.overwrite:
-        warnings.warn("`--overwrite` is deprecated, please use `--overwrite-strategy 'always'` instead.",
-                      DeprecationWarning, stacklevel=2)
-        overwrite = OverwriteStrategy.ALWAYS.value
-    prediction_folder = args.prediction_folder
-    if args.save_predictions:
-        warnings.warn("`--save_predictions` is deprecated, please use `--prediction-folder` instead.",
-                      DeprecationWarning, stacklevel=2)
-        prediction_folder = args.output_folder
-    given = getattr(model, "mteb_model_meta", None)  # what _sanitize_model reads from a model that is neither
-    meta = given if isinstance(given, ModelMeta) else ModelMeta.create_empty()
-    _check_model_modalities(meta, tasks)
-    _evaluate_resolved(model, meta, meta.name, meta.revision, tasks, co2_tracker=args.co2_tracker, raise_error=True,
-                       encode_kwargs={"batch_size": args.batch_size or 32}, cache=ResultCache(args.output_folder),
-                       overwrite_strategy=OverwriteStrategy.from_str(overwrite),
-                       prediction_folder=Path(prediction_folder) if prediction_folder else None,
-                       show_progress_bar=True, public_only=None, num_proc=args.num_proc, timer=None)
+    evaluate_module = importlib.import_module("mteb.evaluate")  # the module: mteb.evaluate is also a function
+    get_model, sanitize_model = mteb.get_model, evaluate_module._sanitize_model
+    torch = _stand_in("torch")
+
+    @functools.wraps(get_model)
+    def get_model_torch_unimported(*arguments: Any, **keywords: Any) -> Any:
+        _remove(torch)
+        return get_model(*arguments, **keywords)
+
+    @functools.wraps(sanitize_model)
+    def sanitize_model_sentence_transformers_unimported(model: Any) -> Any:
+        sentence_transformers = _stand_in("sentence_transformers")
+        try:
+            return sanitize_model(model)
+        finally:
+            _remove(sentence_transformers)
+
+    mteb.get_model, evaluate_module._sanitize_model = (get_model_torch_unimported,
+                                                       sanitize_model_sentence_transformers_unimported)
+    try:
+        yield
+    finally:
+        mteb.get_model, evaluate_module._sanitize_model = get_model, sanitize_model
+        _remove(torch)

@@ -161,21 +161,3 @@ def test_plugin_tasks_reach_their_hooks_and_mteb_tasks_do_not(tmp_path: Path,
     assert calls == [f"check {PLUGIN_TASK}", f"write {PLUGIN_TASK}"]
     assert (tmp_path / "MockRetrievalTask.json").exists()
 
-
-@pytest.mark.slow
-def test_a_bm25_run_without_torch_writes_what_stock_mteb_run_writes(tmp_path: Path) -> None:
-    """``airbench-mteb run`` skips mteb's torch and sentence-transformers imports for BM25
-    (``mteb_compat.run_without_torch``): its results file holds the numbers stock ``mteb run`` writes."""
-    from tests.conftest import SAMPLE_DATA
-
-    bin_folder = Path(sys.executable).parent
-    env = {**os.environ, "AIRBENCH_MTEB_DATA_DIR": str(SAMPLE_DATA)}
-    scores = {}
-    for command in ("mteb", "airbench-mteb"):
-        out = tmp_path / command
-        done = subprocess.run([str(bin_folder / command), "run", "-m", "airbench-mteb/bm25", "-t", "CocktailNQUTD",
-                               "--output-folder", str(out)], env=env, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr[-3000:]
-        written = json.loads(next(out.rglob("CocktailNQUTD.json")).read_text(encoding="utf-8"))
-        scores[command] = {**written["scores"], "task_name": written["task_name"]}
-    assert scores["airbench-mteb"] == scores["mteb"]

@@ -11,7 +11,7 @@ from typing import Any
 from airbench_mteb.commands.model_kwargs import OPTION, add_model_kwargs_argument, model_kwargs
 from airbench_mteb.commands.options import add_data_dir_argument, apply_data_dir, check_positive_option
 from airbench_mteb.data.errors import OptionError
-from airbench_mteb.mteb_compat import add_mteb_cli_parsers, run_without_torch
+from airbench_mteb.mteb_compat import add_mteb_cli_parsers, torch_deferred
 from airbench_mteb.names import check_benchmark_names, check_task_names, model_argument
 from airbench_mteb.registry import model_with_arguments, register_models
 from airbench_mteb.settings import configure
@@ -101,7 +101,11 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
 
     def mteb_run(args: argparse.Namespace) -> None:
         """mteb's ``run``; without importing torch and sentence-transformers for a model that uses neither."""
-        (run_without_torch if args.model in TORCH_FREE_MODELS else stock_run)(args)
+        if args.model not in TORCH_FREE_MODELS:
+            stock_run(args)
+            return
+        with torch_deferred():  # the model takes no device: name one, so that mteb does not ask torch
+            stock_run(argparse.Namespace(**{**vars(args), "device": args.device or "cpu"}))
 
     def run(args: argparse.Namespace) -> int:
         import mteb

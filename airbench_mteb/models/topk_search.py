@@ -235,7 +235,7 @@ class DeviceTopKSearch(HookedEncoderSearch):
         self.chunk_size = chunk_size
 
     def full_corpus_search(self, *, query_idx_to_id: dict[int, str], query_embeddings: Any, task_metadata: Any,
-                           hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any, timer: Any
+                           hf_subset: str, hf_split: str, top_k: int, encode_kwargs: Any, timer: Any = None
                            ) -> dict[str, list[tuple[float, str]]]:
         import torch
         from mteb.timing import TimingStack
