@@ -112,6 +112,8 @@ def register_mteb_commands(subparsers: argparse._SubParsersAction) -> None:
 
         from airbench_mteb.report.run_summary import run_summary
 
+        # as mteb's own main: log lines (mteb's and the plugin's, at --verbosity's level) reach stderr as plain lines
+        logging.basicConfig(level=logging.WARNING, format="%(message)s")
         check_positive_option("--batch-size", args.batch_size)
         check_positive_option("--rerank-top-k", args.rerank_top_k)
         if args.no_ci:
