@@ -5,7 +5,7 @@ folder kept across runs under ``$AIRBENCH_MTEB_VERSIONS_CACHE`` (default ``~/.ca
 then one pytest process per version, with that folder first on its path, runs the mteb-facing test files (the suite
 itself runs them on the installed mteb, which is skipped here). Without PyPI and without the folder, that version's
 test is skipped and says so. It runs with ``AIRBENCH_MTEB_VERSIONS_TIER=1``, as .ci/run's step after the README's
-test command: ``AIRBENCH_MTEB_VERSIONS_TIER=1 python -m pytest -q -n 2 tests/test_mteb_versions.py``.
+test command: ``AIRBENCH_MTEB_VERSIONS_TIER=1 python -m pytest -q -n 2 --dist load tests/test_mteb_versions.py`` (one version a worker).
 """
 
 from __future__ import annotations

@@ -29,5 +29,5 @@ def test_ci_runs_the_readmes_test_command_and_the_quick_start_gives_it() -> None
     ci = [line for line in (ROOT / ".ci/run").read_text().splitlines() if "pytest" in line and not line.startswith("#")]
     assert ci[0] == readme[0]
     # its one other pytest step: the mteb-versions tier, which the README's command skips (minutes per version)
-    assert ci[1:] == ["AIRBENCH_MTEB_VERSIONS_TIER=1 python -m pytest -q -n 2 tests/test_mteb_versions.py"]
+    assert ci[1:] == ["AIRBENCH_MTEB_VERSIONS_TIER=1 python -m pytest -q -n 2 --dist load tests/test_mteb_versions.py"]
     assert readme[0] in [block.strip() for block in _bash_blocks("docs/quickstart.md")]
