@@ -217,7 +217,7 @@ def test_the_index_is_the_same_however_the_corpus_is_cut_into_batches() -> None:
     for size in (1, 7, 64):
         cut = BM25Index.build([documents[i:i + size] for i in range(0, len(documents), size)], k1=0.9, b=0.4)
         assert cut.vocabulary == whole.vocabulary
-        for name in ("indptr", "postings_at", "postings", "idf", "norms"):
+        for name in ("terms", "term_blocks", "postings", "norms"):
             assert np.array_equal(getattr(cut, name), getattr(whole, name)), (size, name)
     for term, t in whole.vocabulary.items():  # each term's documents ascending, with Lucene's weights
         postings, _ = whole.postings_of(t)
@@ -328,7 +328,7 @@ def test_index_built_by_worker_processes_equals_the_one_built_in_process(
     workers.index(corpus, **NFCORPUS_COMMON)
     one, two = alone._current.index, workers._current.index
     assert one.vocabulary == two.vocabulary
-    for name in ("indptr", "postings_at", "postings", "idf", "norms"):
+    for name in ("terms", "term_blocks", "postings", "norms"):
         assert np.array_equal(getattr(one, name), getattr(two, name)), name
     runs = [model.search(queries, top_k=100, **NFCORPUS_COMMON) for model in (alone, workers)]
     assert [list(run.items()) for run in runs[0].values()] == [list(run.items()) for run in runs[1].values()]

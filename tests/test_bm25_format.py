@@ -1,6 +1,7 @@
-"""The BM25 index as a storage format: its postings codec round-trips, a golden index of format 2 is rebuilt byte for
-byte, a byte changed anywhere is found (reported, built again, the same results), an index of another format
-version is built again with one line saying why, and ties at the cut-off are kept as Anserini keeps them.
+"""The BM25 index as a storage format: its postings codec and term table round-trip, a golden index of format 3 is
+rebuilt byte for byte, a byte changed anywhere is found (reported, built again, the same results), an index of
+another format version is built again with one line saying why, and ties at the cut-off are kept as Anserini keeps
+them.
 
 Regenerate the golden index after a deliberate format change (with a new FORMAT_VERSION):
 ``python -m tests.test_bm25_format``.
@@ -12,6 +13,7 @@ import json
 import logging
 import os
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,7 @@ from hypothesis import strategies as st
 from airbench_mteb import settings as plugin_settings
 from airbench_mteb.models.bm25 import BM25Search, build
 from airbench_mteb.models.bm25 import index as index_module
+from airbench_mteb.models.bm25 import terms as terms_module
 from airbench_mteb.models.bm25.build import IndexWriter, StringsWriter
 from airbench_mteb.models.bm25.codec import BAD_BLOCK, BLOCK, ForCodec
 from airbench_mteb.models.bm25.format import (
@@ -31,11 +34,17 @@ from airbench_mteb.models.bm25.format import (
     MANIFEST,
     MANIFEST_CHECK,
     POSTINGS,
+    TERMS,
+    VOCABULARY,
+    VOCABULARY_FRAMES,
+    IndexDamage,
+    idf_of,
     lucene_length,
     norm_bytes,
     write_manifest,
 )
 from airbench_mteb.models.bm25.store import BM25IndexWarning
+from airbench_mteb.models.bm25.terms import check_table, locate, pack_terms, read_vocabulary, write_vocabulary
 from tests.test_bm25 import _metadata
 
 GOLDEN = Path(__file__).parent / "data" / f"bm25_index_v{FORMAT_VERSION}"
@@ -53,19 +62,20 @@ def _golden_documents() -> list[list[str]]:
 
 
 def write_golden(folder: Path) -> None:
-    """The golden index's files: built from :func:`_golden_documents` in batches of 7 and runs of 16 pairs."""
+    """The golden index's files: built from :func:`_golden_documents` in batches of 7, runs of 16 pairs and
+    vocabulary frames of about 16 bytes."""
     documents = _golden_documents()
     with StringsWriter(folder, "doc_ids") as doc_ids:
         doc_ids.append(pa.array([f"doc{i:02d}" for i in range(len(documents))]))
-    real = build.RUN_PAIRS
-    build.RUN_PAIRS = 16  # several runs: the merge's seams
+    real = build.RUN_PAIRS, terms_module.FRAME_BYTES
+    build.RUN_PAIRS, terms_module.FRAME_BYTES = 16, 16  # several runs and frames: the seams
     try:
         writer = IndexWriter(folder, k1=0.9, b=0.4)
         for start in range(0, len(documents), 7):
             writer.add(build.AnalysedBatch.of(documents[start:start + 7]))
         header = writer.finish()
     finally:
-        build.RUN_PAIRS = real
+        build.RUN_PAIRS, terms_module.FRAME_BYTES = real
     write_manifest(folder, {"content": "golden", "revision": "1", "k1": 0.9, "b": 0.4}, header)
 
 
@@ -115,6 +125,64 @@ def test_a_block_of_ones_costs_two_bytes_and_an_outlier_is_patched() -> None:
     assert ForCodec.decode(data, 0, len(data), BLOCK, BLOCK, 69_999)[2] < 0  # a frequency above the bound
     assert ForCodec.decode(data, 0, len(data), BLOCK, BLOCK - 1, 70_000)[2] < 0  # a document beyond the corpus
     assert ForCodec.decode(np.full(8, 200, np.uint8), 0, 8, BLOCK, BLOCK, 1)[2] == BAD_BLOCK
+
+
+@settings(max_examples=60, deadline=None)
+@given(counts=st.lists(st.integers(1, 3) | st.integers(1, 2**32 - 1), min_size=1, max_size=3 * BLOCK + 5),
+       data=st.data())
+def test_the_term_table_gives_back_each_term_from_its_block_alone(counts: list[int], data: st.DataObject) -> None:
+    df = np.array(counts, dtype=np.int64)
+    sizes = np.resize(np.array(data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=1)), np.int64), len(df))
+    terms, table = pack_terms(df, sizes)
+    check_table(table, terms, int(df.sum()), int(sizes.sum()), Path("index"))
+    ids = np.array(data.draw(st.lists(st.integers(0, len(df) - 1), max_size=20)), dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    assert locate(terms, table, len(df), ids, Path("index")).tolist() == [
+        [df[t], starts[t], starts[t + 1]] for t in ids.tolist()]
+    with pytest.raises(IndexDamage, match=TERMS):  # the last block cut short
+        locate(terms[:-1], table, len(df), np.array([len(df) - 1]), Path("index"))
+    with pytest.raises(IndexDamage, match=r"terms\.blocks"):
+        check_table(table, terms, int(df.sum()) + 1, int(sizes.sum()), Path("index"))
+
+
+def test_a_term_table_block_that_does_not_add_up_is_damage() -> None:
+    terms, table = pack_terms(np.arange(1, 300), np.arange(299))
+    table = table.copy()
+    table[1, 1] += 1  # the postings before the second block: one more than the first block's counts
+    with pytest.raises(IndexDamage, match=TERMS):
+        locate(terms, table, 299, np.array([5]), Path("index"))
+    with pytest.raises(IndexError):
+        locate(terms, table, 299, np.array([299]), Path("index"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(df=st.lists(st.integers(1, 10**6), min_size=1, max_size=500), more=st.integers(0, 10**6), data=st.data())
+def test_the_idf_of_some_terms_is_the_float32_of_all_terms(df: list[int], more: int, data: st.DataObject) -> None:
+    """Format 2 stored ``idf_of`` over every term's count; format 3 computes it for a search's terms alone."""
+    counts = np.array(df, dtype=np.int64)
+    documents = int(counts.max()) + more
+    stored = np.log1p((documents - counts + 0.5) / (counts + 0.5)).astype(np.float32)  # format 2's build
+    some = np.array(data.draw(st.lists(st.integers(0, len(df) - 1), max_size=10)), dtype=np.int64)
+    assert idf_of(counts[some], documents).tobytes() == stored[some].tobytes()
+    assert all(idf_of(counts[[t]], documents).tobytes() == stored[[t]].tobytes() for t in some.tolist())
+
+
+@pytest.mark.parametrize("frame_bytes", [1, 40, 1 << 22])
+def test_the_vocabulary_is_given_back_from_its_frames(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      frame_bytes: int) -> None:
+    words = ["", "a", "é" * 200, "x" * 70_000, "zeta", *(f"w{i}" for i in range(100))]  # lengths over 2 varint bytes
+    monkeypatch.setattr(terms_module, "FRAME_BYTES", frame_bytes)
+    write_vocabulary(tmp_path, pa.array(words))
+    assert read_vocabulary(tmp_path, len(words)).to_pylist() == words
+    with pytest.raises(IndexDamage, match=r"vocabulary\.frames"):
+        read_vocabulary(tmp_path, len(words) + 1)
+    frames = np.fromfile(tmp_path / VOCABULARY_FRAMES, dtype=np.int64).reshape(-1, 4)
+    for column, name in ((3, VOCABULARY), (2, VOCABULARY)):  # a frame's uncompressed size, its strings' size
+        wrong = frames.copy()
+        wrong[1:, column] += 1
+        wrong.tofile(tmp_path / VOCABULARY_FRAMES)
+        with pytest.raises(IndexDamage, match=name):  # (changed bytes within a frame: its CRC-32 in the manifest)
+            read_vocabulary(tmp_path, len(words))
 
 
 def _old_lucene_length(lengths: np.ndarray) -> np.ndarray:
@@ -177,19 +245,25 @@ def test_damage_a_search_worker_finds_is_reported_and_the_index_built_again(monk
     assert model.index_builds == 1
 
 
-def test_an_index_of_another_format_version_is_built_again_with_one_line(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_index_of_another_format_version_is_built_again_with_one_line(caplog: pytest.LogCaptureFixture,
+                                                                         version: int) -> None:
     expected = _searched(BM25Search(workers=1))
     folder = _folder()
     manifest = json.loads((folder / MANIFEST).read_text())
-    manifest["format"] = 1  # format 1's manifest had no checksum beside it
-    (folder / MANIFEST).write_text(json.dumps(manifest))
-    os.remove(folder / MANIFEST_CHECK)
+    manifest["format"] = version
+    text = json.dumps(manifest).encode()
+    (folder / MANIFEST).write_bytes(text)
+    if version == 1:  # format 1's manifest had no checksum beside it
+        os.remove(folder / MANIFEST_CHECK)
+    else:
+        (folder / MANIFEST_CHECK).write_text(f"{zlib.crc32(text):08x}\n", encoding="ascii")
     model = BM25Search(workers=1)
     with warnings.catch_warnings(), caplog.at_level(logging.INFO, logger="airbench_mteb.models.bm25.store"):
         warnings.simplefilter("error")
         assert _searched(model) == expected
     told = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
-    assert len(told) == 1 and "written in format 1" in told[0] and f"format {FORMAT_VERSION}" in told[0]
+    assert len(told) == 1 and f"written in format {version}" in told[0] and f"format {FORMAT_VERSION}" in told[0]
     assert model.index_builds == 1
 
 

@@ -15,8 +15,9 @@ computed on the way.
 Memory while building: one run (about 20 bytes per pair: the batches' pairs and their term-major copy), merge
 ranges of about 40 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document
 (its length), 12 per term of the vocabulary (its document frequency and first-occurrence bookkeeping) and the
-vocabulary's own bytes. Disk: the runs (compressed as the index is, plus 12 bytes per term and run; removed at the
-end) beside the growing index and the merged stretches not yet appended. The files written are those of
+vocabulary's own bytes (and one compressed frame of it, about 4 MiB, while it is written). Disk: the runs
+(compressed as the index is, plus 12 bytes per term and run; removed at the end) beside the growing index and the
+merged stretches not yet appended. The files written are those of
 :mod:`~airbench_mteb.models.bm25.format`.
 """
 
@@ -40,10 +41,12 @@ from airbench_mteb.models.bm25.format import (
     POSTINGS,
     POSTINGS_CHECKS,
     STRETCH,
+    TERM_BLOCKS,
+    TERMS,
     IndexHeader,
-    idf_of,
     norm_bytes,
 )
+from airbench_mteb.models.bm25.terms import pack_terms, write_vocabulary
 from airbench_mteb.models.bm25.worker_pool import in_order
 
 RUN_PAIRS = 1 << 22  # pairs gathered before a run is spilled (about 20 bytes each while the run is made)
@@ -207,13 +210,10 @@ class IndexWriter:
         lengths = np.concatenate([np.zeros(0, np.int32), *self._lengths])
         self._lengths = []
         df = self._df[:self._vocabulary.size]
-        with StringsWriter(self.folder, "vocabulary") as vocabulary:
-            vocabulary.append(self._vocabulary.terms)
+        write_vocabulary(self.folder, self._vocabulary.terms)
         self._vocabulary = _Vocabulary()
         indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
         scored = int(np.count_nonzero(lengths))
-        _write_array(self.folder / "df", indptr)
-        _write_array(self.folder / "idf", idf_of(df, scored))
         _write_array(self.folder / "norms", norm_bytes(lengths))
         merge = _Merge(self.folder, self._runs, indptr, self.workers)
         sizes, written = [np.zeros(0, np.int64)], 0
@@ -225,13 +225,14 @@ class IndexWriter:
                 written += stretch_postings
         if written != indptr[-1]:
             raise RuntimeError(f"BM25: the merge wrote {written:,} postings of {int(indptr[-1]):,}")
-        postings_at = np.concatenate([[0], np.cumsum(np.concatenate(sizes))]).astype(np.int64)
-        _write_array(self.folder / "postings_at", postings_at)
+        terms, blocks = pack_terms(df, np.concatenate(sizes))
+        _write_array(self.folder / TERMS, terms)
+        _write_array(self.folder / TERM_BLOCKS, blocks)
         _write_array(self.folder / POSTINGS_CHECKS, np.asarray(postings.checks, dtype=np.uint32))
         for run in self._runs:
             run.path.unlink()
         return IndexHeader(documents=len(lengths), terms=len(df), postings=int(indptr[-1]),
-                           postings_bytes=int(postings_at[-1]), scored_documents=scored,
+                           postings_bytes=int(blocks[-1, 2]), scored_documents=scored,
                            total_length=int(lengths.sum(dtype=np.int64)), max_tf=self._max_tf, k1=self.k1, b=self.b)
 
     def _spill(self) -> None:

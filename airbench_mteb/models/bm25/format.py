@@ -6,13 +6,19 @@ An index folder holds (all little-endian):
 * ``postings``: each term's (document, term frequency) pairs, documents ascending, encoded by the codec the manifest
   names (:data:`CODECS`); ``postings.crc32``: the CRC-32 (uint32) of each :data:`STRETCH` bytes of it, checked the
   first time a search reads that stretch;
-* ``postings_at`` (int64, terms + 1): where each term's bytes start in ``postings``; ``df`` (int64, terms + 1): the
-  running count of postings (term ``t`` has ``df[t + 1] - df[t]``); ``idf`` (float32, terms): Lucene's
-  ``log(1 + (N - df + 0.5) / (df + 0.5))``, rounded to float32 as Lucene does;
+* ``terms`` and ``terms.blocks`` (int64, 3 per block of 128 term ids, plus 3): each term's postings count and
+  its bytes in ``postings``, packed a block of terms at a time by the codec's patched frame of reference, and where
+  each block starts with the postings and ``postings`` bytes before it (:mod:`~airbench_mteb.models.bm25.terms`);
+  a term's IDF is Lucene's ``log(1 + (N - df + 0.5) / (df + 0.5))`` of its count, rounded to float32 as Lucene
+  does (:func:`idf_of`);
 * ``norms`` (uint8, documents): each document's length as Lucene's norm byte (``SmallFloat.intToByte4``);
-* ``vocabulary`` and ``doc_ids``: Arrow large-string buffers, ``*.offsets`` (int64, count + 1) and ``*.bytes``;
-* ``manifest.json``: the version, the key, the :class:`IndexHeader`, each small file's CRC-32 (checked on opening);
-  ``manifest.crc32``: the CRC-32 of the manifest's bytes, so no edit of it goes unseen.
+* ``vocabulary`` and ``vocabulary.frames`` (int64, 4 per frame, plus 4): the terms in id order (first occurrence
+  in the corpus), zstd frames of their varint lengths and UTF-8 bytes, and where each frame starts with the terms,
+  string bytes and uncompressed bytes before it;
+* ``doc_ids``: Arrow large-string buffers, ``doc_ids.offsets`` (int64, documents + 1) and ``doc_ids.bytes``;
+* ``manifest.json``: the version, the key, the :class:`IndexHeader`, the sizes of the files of variable size
+  (``terms``, ``vocabulary``, ``vocabulary.frames``, ``doc_ids.bytes``) and each file's CRC-32 but ``postings``'s
+  (checked on opening); ``manifest.crc32``: the CRC-32 of the manifest's bytes, so no edit of it goes unseen.
 
 Scores are recomputed at search from (idf, tf, norm) in float32 step by step as Lucene's ``BM25Similarity`` does
 (:func:`inverse_norm_table`, :func:`weights`), so they are the float32 numbers the format-1 index stored.
@@ -27,15 +33,19 @@ from pathlib import Path
 
 import numpy as np
 
-from airbench_mteb.models.bm25.codec import ForCodec, PostingsCodec
+from airbench_mteb.models.bm25.codec import BLOCK, ForCodec, PostingsCodec
 
-FORMAT_VERSION = 2  # bump when any file's layout changes: an index of another version is rebuilt
+FORMAT_VERSION = 3  # bump when any file's layout changes: an index of another version is rebuilt
 MANIFEST = "manifest.json"
 MANIFEST_CHECK = "manifest.crc32"
 POSTINGS = "postings"
 POSTINGS_CHECKS = "postings.crc32"
 STRETCH = 1 << 16  # bytes of ``postings`` per checksum
-STRINGS = ("vocabulary", "doc_ids")
+TERMS = "terms"
+TERM_BLOCKS = "terms.blocks"
+VOCABULARY = "vocabulary"
+VOCABULARY_FRAMES = "vocabulary.frames"
+VARIABLE = (TERMS, VOCABULARY, VOCABULARY_FRAMES, "doc_ids.bytes")  # files whose size the manifest records
 CODECS: dict[str, type[PostingsCodec]] = {ForCodec.name: ForCodec}
 CODEC = ForCodec.name  # the codec new indexes are written with
 
@@ -66,17 +76,17 @@ class IndexHeader:
 
 def array_sizes(header: IndexHeader) -> dict[str, tuple[type, int]]:
     """Each fixed-type file's dtype and number of values."""
-    return {"df": (np.int64, header.terms + 1), "postings_at": (np.int64, header.terms + 1),
-            "idf": (np.float32, header.terms), "norms": (np.uint8, header.documents),
-            "vocabulary.offsets": (np.int64, header.terms + 1), "doc_ids.offsets": (np.int64, header.documents + 1),
+    return {TERM_BLOCKS: (np.int64, 3 * (-(-header.terms // BLOCK) + 1)),
+            "norms": (np.uint8, header.documents), "doc_ids.offsets": (np.int64, header.documents + 1),
             POSTINGS_CHECKS: (np.uint32, -(-header.postings_bytes // STRETCH))}
 
 
-def file_sizes(header: IndexHeader, strings_bytes: dict[str, int]) -> dict[str, int]:
-    """The size in bytes each file of an index with this header has (string bytes as the manifest says)."""
+def file_sizes(header: IndexHeader, variable_bytes: dict[str, int]) -> dict[str, int]:
+    """The size in bytes each file of an index with this header has (those of variable size as the manifest
+    says)."""
     sizes = {name: np.dtype(dtype).itemsize * count for name, (dtype, count) in array_sizes(header).items()}
     sizes[POSTINGS] = header.postings_bytes
-    sizes.update({f"{name}.bytes": strings_bytes[name] for name in STRINGS})
+    sizes.update({name: variable_bytes[name] for name in VARIABLE})
     return sizes
 
 
@@ -140,9 +150,9 @@ def weights(idf: np.float32, tf: np.ndarray, inverse_norm: np.ndarray) -> np.nda
 
 def write_manifest(folder: Path, key: dict[str, object], header: IndexHeader) -> None:
     """The manifest (written last: its presence says the files are complete) and its own checksum."""
-    strings_bytes = {name: (folder / f"{name}.bytes").stat().st_size for name in STRINGS}
-    checks = {name: crc32_of(folder / name) for name in file_sizes(header, strings_bytes) if name != POSTINGS}
-    manifest = {"format": FORMAT_VERSION, "key": key, "header": asdict(header), "strings_bytes": strings_bytes,
+    variable_bytes = {name: (folder / name).stat().st_size for name in VARIABLE}
+    checks = {name: crc32_of(folder / name) for name in file_sizes(header, variable_bytes) if name != POSTINGS}
+    manifest = {"format": FORMAT_VERSION, "key": key, "header": asdict(header), "variable_bytes": variable_bytes,
                 "crc32": checks}
     text = json.dumps(manifest, indent=1).encode()
     (folder / MANIFEST_CHECK).write_text(f"{zlib.crc32(text):08x}\n", encoding="ascii")
@@ -176,7 +186,7 @@ def problem(folder: Path, manifest: dict[str, object], key: dict[str, object]) -
     header = header_of(manifest)
     if header.codec not in CODECS:
         return f"its postings codec {header.codec!r} is unknown"
-    for name, size in file_sizes(header, manifest["strings_bytes"]).items():  # type: ignore[arg-type]
+    for name, size in file_sizes(header, manifest["variable_bytes"]).items():  # type: ignore[arg-type]
         actual = (folder / name).stat().st_size
         if actual != size:
             return f"{name} has {actual:,} bytes where {size:,} are due"

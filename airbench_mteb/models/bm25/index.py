@@ -4,10 +4,12 @@
 The index is term-major: for each term, the documents that contain it and their term frequencies, compressed by
 the manifest's codec. A search decodes only its queries' terms' postings, checking each stretch of ``postings``
 against its checksum the first time this process reads it, and recomputes Lucene's float32 weight
-``idf - idf / (1 + tf / norm)`` of each posting from the term's idf, the frequency and the document's norm byte
-(:func:`~airbench_mteb.models.bm25.format.weights`): the numbers format 1 stored. Every file is a read-only memory
-map, so search worker processes share the pages; the vocabulary is Arrow strings over the mapped bytes, looked up a
-whole search's terms at once. A failed checksum or a decoded value out of bounds raises
+``idf - idf / (1 + tf / norm)`` of each posting from the term's idf (of its postings count), the frequency and the
+document's norm byte (:func:`~airbench_mteb.models.bm25.format.weights`): the numbers format 1 stored. A term's
+count and bytes are decoded from its block of the term table when a search needs them
+(:func:`~airbench_mteb.models.bm25.terms.locate`). Every file is a read-only memory map, so search worker processes
+share the pages, but the vocabulary, decoded once on opening into Arrow strings, looked up a whole search's terms
+at once. A failed checksum or a decoded value out of bounds raises
 :class:`~airbench_mteb.models.bm25.format.IndexDamage` naming the file; it never yields a score.
 """
 
@@ -31,13 +33,17 @@ from airbench_mteb.models.bm25.format import (
     POSTINGS,
     POSTINGS_CHECKS,
     STRETCH,
+    TERM_BLOCKS,
+    TERMS,
     IndexDamage,
     IndexHeader,
     array_sizes,
+    idf_of,
     inverse_norm_table,
     weights,
 )
 from airbench_mteb.models.bm25.mapped_pages import release_mapped
+from airbench_mteb.models.bm25.terms import check_table, locate, read_vocabulary
 
 # Postings scored in one block of queries by BM25Index.search_block (pages handed back after each block).
 _BLOCK_ENTRIES = 1 << 22
@@ -133,9 +139,8 @@ def _accumulate(documents: np.ndarray, frequencies: np.ndarray, idf: np.float32,
 class BM25Index:
     vocabulary: Vocabulary
     header: IndexHeader
-    indptr: np.ndarray  # int64, terms + 1: the postings of term t are entries indptr[t]:indptr[t + 1]
-    postings_at: np.ndarray  # int64, terms + 1: where each term's bytes start in ``postings``
-    idf: np.ndarray  # float32 per term
+    terms: np.ndarray  # uint8, the term table's blocks: each term's postings count and bytes
+    term_blocks: np.ndarray  # int64 (blocks + 1, 3): where each block starts, the postings and bytes before it
     norms: np.ndarray  # uint8 norm byte per document
     postings: np.ndarray  # uint8, the codec's bytes
     checks: np.ndarray  # uint32 CRC-32 per STRETCH bytes of ``postings``
@@ -159,10 +164,12 @@ class BM25Index:
         """The index whose files are in ``folder`` (written by :class:`~airbench_mteb.models.bm25.build.IndexWriter`
         with this ``header``), memory-mapped."""
         arrays = {name: mapped(folder / name, dtype, count) for name, (dtype, count) in array_sizes(header).items()
-                  if name in ("df", "postings_at", "idf", "norms", POSTINGS_CHECKS)}
-        return cls(Vocabulary(mapped_strings(folder, "vocabulary", header.terms)), header, indptr=arrays["df"],
-                   postings_at=arrays["postings_at"], idf=arrays["idf"], norms=arrays["norms"],
-                   postings=mapped(folder / POSTINGS, np.uint8, header.postings_bytes),
+                  if name in (TERM_BLOCKS, "norms", POSTINGS_CHECKS)}
+        terms = mapped(folder / TERMS, np.uint8, (folder / TERMS).stat().st_size)
+        term_blocks = arrays[TERM_BLOCKS].reshape(-1, 3)
+        check_table(term_blocks, terms, header.postings, header.postings_bytes, folder)
+        return cls(Vocabulary(read_vocabulary(folder, header.terms)), header, terms=terms, term_blocks=term_blocks,
+                   norms=arrays["norms"], postings=mapped(folder / POSTINGS, np.uint8, header.postings_bytes),
                    checks=arrays[POSTINGS_CHECKS], folder=folder, files=(folder / POSTINGS, folder / "norms"))
 
     @classmethod
@@ -186,14 +193,23 @@ class BM25Index:
         bounds = np.cumsum([0, *map(len, queries)]).tolist()
         return [[t for t in ids[start:end] if t >= 0] for start, end in pairwise(bounds)]
 
+    def located(self, ids: np.ndarray) -> np.ndarray:
+        """Each term's (postings count, first byte, end byte in ``postings``), int64 rows in ``ids``' order."""
+        return locate(self.terms, self.term_blocks, self.header.terms, ids, self.folder)
+
+    def idf(self, counts: np.ndarray) -> np.ndarray:
+        """The float32 IDF of terms with these postings counts."""
+        return idf_of(counts, self.header.scored_documents)
+
     def decoded(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """The term's documents (int32, ascending) and term frequencies (uint32), its bytes checked first."""
-        start, end = int(self.postings_at[term]), int(self.postings_at[term + 1])
+        return self._decoded(term, *self.located(np.array([term])).tolist()[0])
+
+    def _decoded(self, term: int, count: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         path = self.folder / POSTINGS
         if not 0 <= start <= end <= len(self.postings):
-            raise IndexDamage(f"{self.folder / 'postings_at'}: term {term}'s bytes {start}:{end} lie outside {path}")
+            raise IndexDamage(f"{self.folder / TERM_BLOCKS}: term {term}'s bytes {start}:{end} lie outside {path}")
         self._verify(start, end)
-        count = int(self.indptr[term + 1] - self.indptr[term])
         documents, frequencies, status = CODECS[self.header.codec].decode(
             self.postings, start, end, count, self.num_documents, self.header.max_tf)
         if status:
@@ -215,7 +231,8 @@ class BM25Index:
     def postings_of(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """The term's documents (int32, ascending) and their float32 BM25 weights."""
         documents, frequencies = self.decoded(term)
-        return documents, weights(self.idf[term], frequencies, self._inverse_norm[self.norms[documents]])
+        idf = self.idf(np.array([len(documents)], dtype=np.int64))[0]
+        return documents, weights(idf, frequencies, self._inverse_norm[self.norms[documents]])
 
     def search(self, queries: Sequence[Sequence[int]], k: int,
                tie_order: TieOrder | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -249,10 +266,13 @@ class BM25Index:
         scores, touched = self._buffers
         count = 0
         ids, repeats = np.unique(np.asarray(terms, dtype=np.int64), return_counts=True)
+        located = self.located(ids)
+        idf = self.idf(located[:, 0])
         try:
-            for term, times in zip(ids.tolist(), repeats.tolist(), strict=True):
-                documents, frequencies = self.decoded(term)
-                count = _accumulate(documents, frequencies, self.idf[term], self._inverse_norm, self.norms,
+            for term, times, place, term_idf in zip(ids.tolist(), repeats.tolist(), located.tolist(), idf,
+                                                    strict=True):
+                documents, frequencies = self._decoded(term, *place)
+                count = _accumulate(documents, frequencies, term_idf, self._inverse_norm, self.norms,
                                     float(times), scores, touched, count)
             positions = touched[:count].astype(np.int64)
             found = scores[positions].astype(np.float32)
@@ -263,12 +283,15 @@ class BM25Index:
 
     def query_blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[QueryBlock]:
         """Consecutive queries, grouped so a block's postings stay under ``_BLOCK_ENTRIES`` (a query alone may
-        read more)."""
-        postings = np.diff(self.indptr)
+        read more); only the queries' terms are looked up."""
+        lengths = np.array([len(terms) for terms in queries], dtype=np.int64)
+        flat = np.concatenate([np.zeros(0, np.int64), *(np.asarray(terms, dtype=np.int64) for terms in queries)])
+        ids, places = np.unique(flat, return_inverse=True)
+        running = np.concatenate([[0], np.cumsum(self.located(ids)[:, 0][places])])
+        bounds = np.concatenate([[0], np.cumsum(lengths)])
         block: list[Sequence[int]] = []
         entries = 0
-        for terms in queries:
-            size = int(postings[np.asarray(terms, dtype=np.int64)].sum())
+        for terms, size in zip(queries, (running[bounds[1:]] - running[bounds[:-1]]).tolist(), strict=True):
             if block and entries + size > _BLOCK_ENTRIES:
                 yield QueryBlock(block)
                 block, entries = [], 0
