@@ -7,9 +7,9 @@ against its checksum the first time this process reads it, and recomputes Lucene
 ``idf - idf / (1 + tf / norm)`` of each posting from the term's idf (of its postings count), the frequency and the
 document's norm byte (:func:`~airbench_mteb.models.bm25.format.weights`): the numbers format 1 stored. A term's
 count and bytes are decoded from its block of the term table when a search needs them
-(:func:`~airbench_mteb.models.bm25.terms.locate`). Every file is a read-only memory map, so search worker processes
-share the pages, but the vocabulary, decoded once on opening into Arrow strings, looked up a whole search's terms
-at once. A failed checksum or a decoded value out of bounds raises
+(:func:`~airbench_mteb.models.bm25.terms.locate`). Every file but the vocabulary is a read-only memory map, so search
+worker processes share the pages; the vocabulary is decoded once on opening into Arrow strings, looked up a whole
+search's terms at once. A failed checksum or a decoded value out of bounds raises
 :class:`~airbench_mteb.models.bm25.format.IndexDamage` naming the file; it never yields a score.
 """
 
@@ -208,7 +208,7 @@ class BM25Index:
     def _decoded(self, term: int, count: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         path = self.folder / POSTINGS
         if not 0 <= start <= end <= len(self.postings):
-            raise IndexDamage(f"{self.folder / TERM_BLOCKS}: term {term}'s bytes {start}:{end} lie outside {path}")
+            raise IndexDamage(f"{self.folder / TERMS}: term {term}'s bytes {start}:{end} lie outside {path}")
         self._verify(start, end)
         documents, frequencies, status = CODECS[self.header.codec].decode(
             self.postings, start, end, count, self.num_documents, self.header.max_tf)

@@ -71,7 +71,7 @@ def _block_ends(values: np.ndarray, blocks: int) -> np.ndarray:
 @njit(cache=True)
 def _locate(data: np.ndarray, table: np.ndarray, terms: int, ids: np.ndarray, out: np.ndarray) -> int:
     """``out[i]``: (postings count, first byte, end byte) of term ``ids[i]`` (0 <= id < terms), decoding only
-    their blocks (a block once for consecutive ids in it); 0, or an error code for damage."""
+    their blocks (each once where ``ids`` ascend); 0, or an error code for damage."""
     counts = np.empty(BLOCK, dtype=np.int64)
     sizes = np.empty(BLOCK, dtype=np.int64)
     current, n = -1, 0
