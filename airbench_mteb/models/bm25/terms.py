@@ -9,8 +9,10 @@ in ``terms`` and the postings and ``postings`` bytes before it, so looking a ter
 ``vocabulary`` holds the terms' strings in zstd frames of about :data:`FRAME_BYTES` uncompressed each (the
 frame's term lengths as varints, then their UTF-8 bytes), ``vocabulary.frames`` where each frame starts and the
 terms, string bytes and uncompressed bytes before it; the build compresses a frame at a time, and opening an index
-decodes them into one Arrow large-string array (:func:`read_vocabulary`). Damage found gives
-:class:`~airbench_mteb.models.bm25.format.IndexDamage` naming the file, never a read out of bounds.
+decodes them into one Arrow large-string array (:func:`read_vocabulary`). Each file is checked whole against its
+CRC-32 before the index is opened (:func:`~airbench_mteb.models.bm25.format.problem`); decoding checks every size
+besides, so damage gives :class:`~airbench_mteb.models.bm25.format.IndexDamage` naming the file, never a read out
+of bounds.
 """
 
 from __future__ import annotations
