@@ -113,3 +113,38 @@ def airbench_mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def use_mirror(airbench_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AIRBENCH_MTEB_DATA_DIR", str(airbench_mirror))
     return airbench_mirror
+
+
+
+# Measured (`--durations`) as the modules that take longest: they start first, so that both workers of the README's
+# test command end together rather than one finishing a long module alone. Only the order changes.
+LONGEST_FIRST = ("test_docs.py", "test_reranking.py", "test_consistency.py", "test_generation_llm.py",
+                 "test_generation_cocktail.py", "test_irsc.py", "test_ray_encode.py", "test_registration.py",
+                 "test_bm25.py", "test_cocktail_tasks.py", "test_significance.py")
+# Modules whose tests share no module fixture and are long each (every docs page runs its own commands): their
+# tests are spread over the workers one by one, where every other module runs whole on one worker.
+SPREAD_MODULES = ("tests/test_docs.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within a module is kept
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadfile`` (pyproject.toml) as xdist has it, each module whole on one worker so its module fixtures
+    (a model's encode, an LLM server) are paid once, except :data:`SPREAD_MODULES`, spread test by test. (xdist's
+    own ``loadgroup`` would do this with marks, but it renames node ids in a way pytest 9 no longer reads.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ModulesWholeDocsSpread(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if module in SPREAD_MODULES else module
+
+    return ModulesWholeDocsSpread(config, log)
