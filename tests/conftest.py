@@ -24,7 +24,12 @@ for _variable in (settings.DATA_DIR_ENV, settings.CACHE_ENV, settings.EMBEDDING_
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("OMP_NUM_THREADS", "2")
+# Threads per worker: the cores shared among the workers of `-n N` (the README's test command). More threads than
+# cores make torch's and e5's kernels wait on each other: two copies of an encode-heavy test side by side took 125 s
+# each with two threads apiece on two cores, 94 s with one.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _CORES // _WORKERS)))
 # Ray reads its authentication mode once per process: every test that reaches Ray (a bad-input case of
 # `encode`, the cluster tests) must see the same token mode and token, set before anything imports ray.
 os.environ.setdefault("RAY_AUTH_MODE", "token")
