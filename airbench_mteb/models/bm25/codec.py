@@ -35,6 +35,18 @@ def _bit_length(value: int) -> int:
 
 
 @njit(cache=True)
+def put_varint(value: int, out: np.ndarray, pos: int) -> int:
+    """``value`` (non-negative) as a varint (7 bits a byte, least significant first) at ``out[pos]``; the position
+    after it."""
+    while value >= 0x80:
+        out[pos] = (value & 0x7F) | 0x80
+        pos += 1
+        value >>= 7
+    out[pos] = value
+    return pos + 1
+
+
+@njit(cache=True)
 def _pack(values: np.ndarray, n: int, out: np.ndarray, pos: int, lengths: np.ndarray) -> int:
     """One block of ``n`` values (int64, 0 <= v < 2**32) written at ``out[pos]``; the position after it."""
     lengths[:] = 0  # how many values have each bit length
@@ -74,13 +86,7 @@ def _pack(values: np.ndarray, n: int, out: np.ndarray, pos: int, lengths: np.nda
         high = values[i] >> width
         if high:
             out[pos] = i
-            pos += 1
-            while high >= 0x80:
-                out[pos] = (high & 0x7F) | 0x80
-                pos += 1
-                high >>= 7
-            out[pos] = high
-            pos += 1
+            pos = put_varint(high, out, pos + 1)
     return pos
 
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from airbench_mteb.models.bm25.codec import _MAX_WIDTH, BAD_BLOCK, BAD_LENGTH, BLOCK, _pack, _unpack
+from airbench_mteb.models.bm25.codec import _MAX_WIDTH, BAD_BLOCK, BAD_LENGTH, BLOCK, _pack, _unpack, put_varint
 from airbench_mteb.models.bm25.format import TERM_BLOCKS, TERMS, VOCABULARY, VOCABULARY_FRAMES, IndexDamage
 
 FRAME_BYTES = 1 << 22  # uncompressed bytes of a vocabulary frame, about (a term at least)
@@ -132,12 +132,7 @@ def _varints(values: np.ndarray, out: np.ndarray) -> int:
     """``values`` (non-negative) as varints (7 bits a byte, least significant first) in ``out``; the bytes used."""
     pos = 0
     for value in values:
-        while value >= 0x80:
-            out[pos] = (value & 0x7F) | 0x80
-            pos += 1
-            value >>= 7
-        out[pos] = value
-        pos += 1
+        pos = put_varint(value, out, pos)
     return pos
 
 
