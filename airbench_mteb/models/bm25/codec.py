@@ -47,6 +47,22 @@ def put_varint(value: int, out: np.ndarray, pos: int) -> int:
 
 
 @njit(cache=True)
+def get_varint(data: np.ndarray, pos: int, end: int) -> tuple[int, int]:
+    """The varint at ``data[pos]`` (at most 5 bytes, none at or past ``end``) and the position after it; the
+    position is -1 where it overruns ``end`` or runs longer."""
+    value, shift = 0, 0
+    while True:
+        if pos >= end or shift > 28:
+            return 0, -1
+        byte = int(data[pos])
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, pos
+
+
+@njit(cache=True)
 def _pack(values: np.ndarray, n: int, out: np.ndarray, pos: int, lengths: np.ndarray) -> int:
     """One block of ``n`` values (int64, 0 <= v < 2**32) written at ``out[pos]``; the position after it."""
     lengths[:] = 0  # how many values have each bit length
@@ -116,16 +132,9 @@ def _unpack(data: np.ndarray, pos: int, end: int, n: int, out: np.ndarray) -> in
         pos += 1
         if place >= n:
             return BAD_BLOCK
-        high, shift = 0, 0
-        while True:
-            if pos >= end or shift > 28:
-                return BAD_BLOCK
-            byte = int(data[pos])
-            pos += 1
-            high |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
+        high, pos = get_varint(data, pos, end)
+        if pos < 0:
+            return BAD_BLOCK
         value = out[place] | (high << width)
         if value >> _MAX_WIDTH:
             return BAD_BLOCK

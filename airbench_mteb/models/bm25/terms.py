@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from airbench_mteb.models.bm25.codec import _MAX_WIDTH, BAD_BLOCK, BAD_LENGTH, BLOCK, _pack, _unpack, put_varint
+from airbench_mteb.models.bm25.codec import _MAX_WIDTH, BAD_BLOCK, BAD_LENGTH, BLOCK, _pack, _unpack, get_varint, put_varint
 from airbench_mteb.models.bm25.format import TERM_BLOCKS, TERMS, VOCABULARY, VOCABULARY_FRAMES, IndexDamage
 
 FRAME_BYTES = 1 << 22  # uncompressed bytes of a vocabulary frame, about (a term at least)
@@ -142,16 +142,9 @@ def _from_varints(data: np.ndarray, offsets: np.ndarray) -> int:
     (``offsets[0]`` the start); where they end, or -1 where they overrun ``data`` or the bytes after them."""
     pos = 0
     for i in range(1, len(offsets)):
-        value, shift = 0, 0
-        while True:
-            if pos >= len(data) or shift > 28:
-                return -1
-            byte = int(data[pos])
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                break
+        value, pos = get_varint(data, pos, len(data))
+        if pos < 0:
+            return -1
         offsets[i] = offsets[i - 1] + value
     return pos if offsets[-1] - offsets[0] == len(data) - pos else -1
 
