@@ -20,7 +20,7 @@ airbench-mteb run -m airbench-mteb/bm25 -t $TASKS --data-dir airbench-mirror --e
     --output-folder leaderboard-results --prediction-folder leaderboard-predictions/bm25
 airbench-mteb run -m airbench-mteb/bm25-words -t $TASKS --data-dir airbench-mirror --eval-splits dev \\
     --output-folder leaderboard-results
-airbench-mteb run -m airbench-mteb/all-MiniLM-L6-v2 --previous-results leaderboard-predictions/bm25 --rerank-top-k 20 \\
+airbench-mteb run -m airbench-mteb/all-MiniLM-L6-v2 --previous-results leaderboard-predictions/bm25 --rerank-top-k 10 \\
     -t $TASKS --data-dir airbench-mirror --eval-splits dev --output-folder leaderboard-results
 airbench-mteb leaderboard --results leaderboard-results/results --split dev --out leaderboard"""
 
