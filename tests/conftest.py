@@ -15,6 +15,8 @@ from hypothesis import settings as hypothesis_settings
 
 from airbench_mteb import settings
 
+pytest_plugins = ["tests.minilm_nq_utd"]  # a fixture of two modules
+
 # The suite gives the same results on any machine: the user's own plugin settings (a data folder, CIs off, a
 # cache) and hub access are not read; every test that wants a setting sets it.
 for _variable in (settings.DATA_DIR_ENV, settings.CACHE_ENV, settings.EMBEDDING_CACHE_ENV, settings.BM25_INDEX_ENV,
@@ -129,6 +131,9 @@ LONGEST_FIRST = ("test_docs.py", "test_reranking.py", "test_consistency.py", "te
 # Modules whose tests share no module fixture and are long each (every docs page runs its own commands): their
 # tests are spread over the workers one by one, where every other module runs whole on one worker.
 SPREAD_MODULES = ("tests/test_docs.py",)
+# Modules run on the worker of another: test_significance's MiniLM run reads NQ-UTD's vectors from the embedding
+# cache of the fixture minilm_nq_utd, which test_cocktail_tasks starts (tests/minilm_nq_utd.py), for encoding them.
+SAME_WORKER = {"tests/test_significance.py": "tests/test_cocktail_tasks.py"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -141,7 +146,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """``--dist loadfile`` (pyproject.toml) as xdist has it, each module whole on one worker so its module fixtures
-    (a model's encode, an LLM server) are paid once, except :data:`SPREAD_MODULES`, spread test by test. (xdist's
+    (a model's encode, an LLM server) are paid once, except :data:`SPREAD_MODULES`, spread test by test, and
+    :data:`SAME_WORKER`, run with the module it names. (xdist's
     own ``loadgroup`` would do this with marks, but it renames node ids in a way pytest 9 no longer reads.)"""
     if config.getvalue("dist") != "loadfile":
         return None
@@ -150,6 +156,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     class ModulesWholeDocsSpread(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
-            return nodeid if module in SPREAD_MODULES else module
+            return nodeid if module in SPREAD_MODULES else SAME_WORKER.get(module, module)
 
     return ModulesWholeDocsSpread(config, log)

@@ -1,6 +1,7 @@
 """Cocktail tasks end to end on the real NFCorpus and NQ-UTD folders shipped in the package (tests.conftest.SAMPLE_DATA).
 
-NQ-UTD runs with the bundled MiniLM in all four settings (one model run shared by the tests below),
+NQ-UTD runs with the bundled MiniLM in all four settings (one model run shared by the tests below: the fixture
+minilm_nq_utd of tests/minilm_nq_utd.py),
 and its per-source scores are recomputed independently from the files and the vectors the model
 returned (exact top-k with numpy, pytrec_eval). BM25 on NFCorpus and NQ-UTD is compared with the
 paper's BM25 figures.
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,49 +21,11 @@ import pytrec_eval
 
 import airbench_mteb  # noqa: F401  (registers tasks and models)
 from airbench_mteb.metrics.source_bias import relative_delta
-from airbench_mteb.models import MINILM
 from tests.conftest import SAMPLE_DATA
 
 LLM_FILE = "llama-2-7b-chat-tmp0.2"
 SETTINGS = ["human", "llm", "mixed", "mixed-all-relevant"]
 K_VALUES = (1, 3, 5, 10, 100)
-
-
-@pytest.fixture(scope="session")
-def minilm_nq_utd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """MiniLM on CocktailNQUTD, every setting, with a new embedding cache.
-
-    The model's encode is watched: it counts the texts it is given and keeps each text's vector,
-    which the independent computation below ranks with instead of encoding everything again.
-    """
-    root = tmp_path_factory.mktemp("minilm_nq_utd")
-    saved = {name: os.environ.get(name) for name in ("AIRBENCH_MTEB_DATA_DIR", "AIRBENCH_MTEB_EMBEDDING_CACHE")}
-    os.environ["AIRBENCH_MTEB_DATA_DIR"] = str(SAMPLE_DATA)
-    os.environ["AIRBENCH_MTEB_EMBEDDING_CACHE"] = str(root / "embeddings")
-    model = mteb.get_model(MINILM)
-    encoded = {"document": 0, "query": 0}
-    vectors: dict[tuple[str, str], np.ndarray] = {}
-    encode = model.encode
-
-    def watched_encode(inputs: Any, **kwargs: Any) -> Any:
-        kind = kwargs["prompt_type"].value
-        output = encode(inputs, **kwargs)
-        encoded[kind] += len(inputs.dataset)
-        vectors.update(((kind, text), vector) for text, vector in zip(inputs.dataset["text"], np.asarray(output),
-                                                                       strict=True))
-        return output
-
-    model.encode = watched_encode
-    try:
-        result = mteb.evaluate(model, mteb.get_task("CocktailNQUTD"), cache=mteb.ResultCache(root / "results"),
-                               show_progress_bar=False)
-        yield {"result": result.task_results[0], "encoded": encoded, "vectors": vectors, "results": root / "results"}
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _subsets(task_result: Any, split: str = "test") -> dict[str, dict[str, Any]]:

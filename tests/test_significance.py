@@ -16,6 +16,7 @@ import shutil
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -63,7 +64,9 @@ def _evaluate(model, root: Path, predictions: Path | None) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path) -> Runs:
+def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path, minilm_nq_utd: dict[str, Any]) -> Runs:
+    """The runs, MiniLM's NQ-UTD vectors read from minilm_nq_utd's embedding cache (encoded there for
+    tests/test_cocktail_tasks.py; the same model, texts and prompts: the plugin's cache gives them back)."""
     import mteb
 
     folder = tmp_path_factory.mktemp("significance")
@@ -72,7 +75,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, airbench_mirror: Path) -> Run
     (data / "cocktail").symlink_to(SAMPLE_DATA / "cocktail")
     (data / "AIR-Bench").symlink_to(airbench_mirror / "AIR-Bench")
     root, predictions = folder / "results", folder / "predictions"
-    with settings_applied(data_dir=data):
+    with settings_applied(data_dir=data, embedding_cache=minilm_nq_utd["embeddings"]):
         for name in (BM25, MINILM):
             _evaluate(mteb.get_model(name), root, predictions / name.split("/")[1])
         _evaluate(mteb.get_model(BM25, k1=1.2, b=0.75), root, None)
