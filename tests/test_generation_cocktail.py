@@ -402,7 +402,8 @@ def test_term_measures_and_random_pairs() -> None:
 
 # --- LLMs behind OpenAI-compatible servers: identities, keys, repeated calls -------------------------
 
-SERVER_ARGS = ["--max-docs", "6", "--max-words", "80", "--max-tokens", "40", "--seed", "3"]
+# the 4 documents of at most 40 words (2 judged, 2 others): the endpoint tests need a few calls per source, not 6
+SERVER_ARGS = ["--max-docs", "6", "--max-words", "40", "--max-tokens", "40", "--seed", "3"]
 SECRET = "sk-env-DO-NOT-STORE-77d2e1"
 
 
@@ -441,7 +442,7 @@ def test_same_named_llms_on_two_endpoints_each_get_their_own_text(two_servers: t
     later = run(tmp_path / "later", ("a", first), ("b", second))
     assert later["b"] == alone_b and later["a"] != alone_b
     account = json.loads((tmp_path / "later" / "run_account.json").read_text())
-    assert account["a (openai:smollm2)"]["calls"] >= 6 and account["b (openai:smollm2)"]["calls"] == 0
+    assert account["a (openai:smollm2)"]["calls"] >= 4 and account["b (openai:smollm2)"]["calls"] == 0
     # both sources in one run
     assert run(tmp_path / "both", ("a", first), ("b", second)) == later
     manifest = json.loads((tmp_path / "both" / "cocktail.json").read_text())
@@ -491,7 +492,7 @@ def test_sigkill_with_calls_in_flight_repeats_only_unanswered_calls_and_writes_n
         # the server may have answered some of those after the client died: those are all it answered twice
         assert sum(proxy.answered.values()) - needed == sum(n - 1 for n in proxy.answered.values()) <= unanswered
         manifest = json.loads((out / "cocktail.json").read_text())
-        assert [sum(manifest["sources"][s]["outcomes"].values()) for s in ("x", "y")] == [6, 6]
+        assert [sum(manifest["sources"][s]["outcomes"].values()) for s in ("x", "y")] == [4, 4]
         assert f"Bearer {SECRET}" in proxy.authorization
     for path in out.rglob("*"):
         if path.is_file():

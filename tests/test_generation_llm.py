@@ -34,8 +34,9 @@ pytestmark = pytest.mark.slow
 LEE = Path(__import__("gensim").__file__).parent / "test" / "test_data" / "lee_background.cor"
 SECRET = "sk-test-DO-NOT-STORE-8f3a9c"
 SEED = 11
-# small but complete (36 short news texts, 3 queries): every stage runs, outputs stay short so SmolLM2 finishes in seconds per item
-CLI_ARGS = ["--corpus", str(LEE), "--domain", "news", "--language", "en", "--num-queries", "3",
+# small but complete (36 short news texts, 2 queries): every stage runs, outputs stay short so SmolLM2 finishes in
+# seconds per item (a third query, the seed's q-2, only cost each run ~7 calls: SmolLM2 copies it from its document)
+CLI_ARGS = ["--corpus", str(LEE), "--domain", "news", "--language", "en", "--num-queries", "2",
             "--seed", str(SEED), "--rewrites", "1", "--min-negatives", "3", "--max-negatives", "3",
             "--hard-negative-chars", "150", "--document-chars", "500", "--min-length", "60",
             "--max-length", "110", "--max-tokens", "96", "--source-name", "gensim Lee background corpus"]
@@ -43,7 +44,7 @@ CLI_ARGS = ["--corpus", str(LEE), "--domain", "news", "--language", "en", "--num
 
 def small_config() -> AirBenchConfig:
     return AirBenchConfig(
-        corpus=str(LEE), domain="news", language="en", num_queries=3, seed=SEED, rewrites=1, min_length=60,
+        corpus=str(LEE), domain="news", language="en", num_queries=2, seed=SEED, rewrites=1, min_length=60,
         max_length=110, source_name="gensim Lee background corpus",
         candidates=CandidateSettings(hard_negatives=(3, 3), hard_negative_chars=150, document_chars=500,
                                      max_tokens=96))
@@ -62,8 +63,8 @@ def check_dataset(out: Path) -> dict:
                              "splits": tuple(entry_data["splits"])})
     decisions = [json.loads(line) for line in (out / "qc_decisions.jsonl").read_text().splitlines()]
     kept = {d["qid"] for d in decisions if d["doc_type"] == "original_positive" and d["action"] == "keep"}
-    # dev:test is 1:4 rounded (3 kept: 1 dev, 2 test; 2 kept: test only). How many of the 3 queries pass QC
-    # depends on the LLM's answers, which differ between llama.cpp builds: count them, don't assume 3.
+    # dev:test is 1:4 rounded (3 kept: 1 dev, 2 test; 1 or 2 kept: test only). How many of the 2 queries pass QC
+    # depends on the LLM's answers, which differ between llama.cpp builds: count them, don't assume 2.
     assert kept
     assert entry.splits == (("dev", "test") if round(0.2 * len(kept)) else ("test",))
     added = {(d["qid"], d["docid"]) for d in decisions if d["action"] == "add_positive"}
@@ -98,7 +99,7 @@ def test_end_to_end_with_the_bundled_gguf_in_process(tmp_path: Path) -> None:
         return account
 
     first = asyncio.run(run())
-    assert first["calls"] >= 3 * 5 and first["tokens_out"] > 0
+    assert first["calls"] >= 2 * 5 and first["tokens_out"] > 0
     check_dataset(out)
     published = dataset_files(out)
     # a re-run pays nothing and changes nothing
@@ -143,7 +144,7 @@ def test_end_to_end_through_an_openai_compatible_server(server_run: tuple[Path, 
     out, answered, log = server_run
     entry = check_dataset(out)
     assert entry["source_name"] == "gensim Lee background corpus"
-    assert answered >= 3 * 5
+    assert answered >= 2 * 5
     account = json.loads((out / "run_account.json").read_text())
     assert account["calls"] == answered
     # the key reached the server, and nothing the run wrote or printed contains it

@@ -174,11 +174,16 @@ def test_missing_first_stage_is_an_error_naming_the_file(first_stage: Run, tmp_p
 def test_llm_yes_no_reranker_rescores_the_first_stage_candidates(first_stage: Run, tmp_path: Path) -> None:
     from airbench_mteb.models.rerankers import LLM_RERANKER
 
-    reranker = mteb.get_model(LLM_RERANKER)
+    # One llama.cpp thread, as the suite gives each worker one core (llama.cpp's default reads prompts with a thread
+    # per core, which then wait on the other worker), and 300 characters of each document: llama.cpp reads ~7 ms per
+    # prompt token on one core, and the rescoring of the first stage's candidates is the same at any length.
+    llm = mteb.get_model_meta(LLM_RERANKER).model_copy(update={"loader_kwargs": {"n_threads": 1,
+                                                                                 "document_chars": 300}})
+    reranker = llm.load_model()
     relevant = reranker.score("What is the capital of France?", "Paris is the capital and largest city of France.")
     unrelated = reranker.score("What is the capital of France?", "Bananas are rich in potassium and grow in the tropics.")
     assert relevant > unrelated
-    meta = reranked_model_meta(mteb.get_model_meta(LLM_RERANKER), first_stage.predictions, 2)
+    meta = reranked_model_meta(llm, first_stage.predictions, 2)
     with data_dir(first_stage.mirror):
         mteb.evaluate(meta, [mteb.get_task(NEWS_EN, eval_splits=["dev"])], cache=None,
                       prediction_folder=tmp_path, show_progress_bar=False)
