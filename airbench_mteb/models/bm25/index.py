@@ -190,6 +190,10 @@ class BM25Index:
 
     def _decoded(self, term: int, count: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         self._check(term, start, end)
+        return self._decode(term, count, start, end)
+
+    def _decode(self, term: int, count: int, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """The term's postings from its bytes, checked (:meth:`_check`) before."""
         documents, frequencies, status = CODECS[self.header.codec].decode(
             self.postings, start, end, count, self.num_documents, self.header.max_tf, skips=True)
         if status:
@@ -271,7 +275,7 @@ class BM25Index:
     @property
     def _scoring(self) -> Scoring:
         return Scoring(self.postings, self._inverse_norm, self.norms, self.num_documents, self.header.max_tf,
-                       decoded=lambda term: self._decoded(term.term, term.count, term.start, term.end),
+                       decoded=lambda term: self._decode(term.term, term.count, term.start, term.end),
                        damage=lambda term, status: self._damage(term.term, status))
 
     def query_blocks(self, queries: Sequence[Sequence[int]]) -> Iterator[QueryBlock]:

@@ -74,7 +74,7 @@ def _accumulate_candidates(data: np.ndarray, start: int, bounds_at: int, end: in
                 x = np.float32(frequencies[i]) * inverse_norm[norms[documents[i]]]
                 if x > bound:
                     return BAD_BOUND
-                if scores[documents[i]] > 0.0:  # a candidate: others have no score yet, or were dropped (-inf)
+                if scores[documents[i]] > 0.0:  # a document scored already (only a candidate's score is read)
                     scores[documents[i]] += repeats * np.float64(share(idf, x))
         previous = last
     return 0 if pos == end else BAD_LENGTH
@@ -117,12 +117,19 @@ def _kth(scores: np.ndarray, k: int) -> np.float32:
     return found[np.argpartition(found, len(found) - k)[len(found) - k]]
 
 
+@njit(cache=True)
+def _above(scores: np.ndarray, documents: np.ndarray, bound: np.float32) -> int:
+    """How many ``documents`` score above ``bound`` in float32: at least ``k`` just where the ``k``-th best does."""
+    count = 0
+    for document in documents:
+        count += np.float32(scores[document]) > bound
+    return count
+
+
 def _candidates(scores: np.ndarray, documents: np.ndarray, theta: np.float32, rest: float) -> np.ndarray:
-    """The documents whose score plus ``rest`` may still reach ``theta``; the others' scores become ``-inf``
-    (dropped: never added to again, left out of the result)."""
-    keep = ((scores[documents] + rest) * _MARGIN).astype(np.float32) >= theta
-    scores[documents[~keep]] = -np.inf
-    return documents[keep]
+    """The ``documents`` (ascending) whose score plus ``rest`` may still reach ``theta``: the others are left out
+    of the result (what the remaining terms add to them is never read)."""
+    return np.sort(documents[((scores[documents] + rest) * _MARGIN).astype(np.float32) >= theta])
 
 
 @njit(cache=True)
@@ -171,9 +178,9 @@ def scored(scoring: Scoring, terms: list[QueryTerm], k: int | None, scores: np.n
                 documents, frequencies = scoring.decoded(term)
                 count = accumulate(documents, frequencies, term.idf, scoring.inverse_norm, scoring.norms,
                                    float(term.repeats), scores, touched, count)
-                theta = _kth(scores[touched[:count]], k) if rest and k is not None else np.float32(0)
-                if np.float32(rest * _MARGIN) < theta:
-                    candidates = _candidates(scores, np.sort(touched[:count]), theta, rest)
+                if rest and k is not None and _above(scores, touched[:count], np.float32(rest * _MARGIN)) >= k:
+                    theta = _kth(scores[touched[:count]], k)  # above what any document without a score can reach
+                    candidates = _candidates(scores, touched[:count], theta, rest)
                 continue
             status = _accumulate_candidates(scoring.postings, term.start, term.bounds_at, term.end, term.count, term.lasts,
                                             term.idf, float(term.repeats), scoring.inverse_norm, scoring.norms,
@@ -184,7 +191,7 @@ def scored(scoring: Scoring, terms: list[QueryTerm], k: int | None, scores: np.n
             if rest:
                 theta = _kth(scores[candidates], k)
                 candidates = _candidates(scores, candidates, theta, rest)
-        positions = (touched[:count] if candidates is None else candidates).astype(np.int64)
+        positions = (touched[:count] if candidates is None else candidates).astype(np.int64)  # ``touched``: reused
         found = scores[positions].astype(np.float32)
     finally:
         scores[touched[:count]] = 0.0
