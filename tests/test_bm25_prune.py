@@ -4,14 +4,25 @@ exact ties and terms of several blocks; skip data that lies is damage, never a w
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from airbench_mteb.models.bm25 import index as index_module
 from airbench_mteb.models.bm25 import prune
 from airbench_mteb.models.bm25.codec import BAD_BLOCK, BLOCK, BOUNDS, ForCodec, read_skips
 from airbench_mteb.models.bm25.index import BM25Index
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _pruning_at_any_size() -> Iterator[None]:
+    """Pruning for every query of these small corpora (the index prunes only queries of many postings per result)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index_module, "_PRUNED_POSTINGS", 0)
+        yield
 
 
 def _corpus(seed: int, documents: int, words: int, copies: bool) -> list[list[str]]:
