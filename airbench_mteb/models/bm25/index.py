@@ -9,7 +9,8 @@ document's norm byte (:func:`~airbench_mteb.models.bm25.format.weights`): the nu
 count and bytes are decoded from its block of the term table when a search needs them
 (:func:`~airbench_mteb.models.bm25.terms.locate`). Every file but the vocabulary is a read-only memory map, so search
 worker processes share the pages; the vocabulary is decoded once on opening into Arrow strings, looked up a whole
-search's terms at once. A failed checksum or a decoded value out of bounds raises
+search's terms at once. A top-k search passes over the postings that cannot change its result
+(:mod:`~airbench_mteb.models.bm25.prune`). A failed checksum or a decoded value out of bounds raises
 :class:`~airbench_mteb.models.bm25.format.IndexDamage` naming the file; it never yields a score.
 """
 
@@ -247,7 +248,8 @@ class BM25Index:
                      tie_order: TieOrder | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """The results of :meth:`search` for one block of queries, in order. Each query is scored term at a time
         into a float64 array of every document (kept for the next query: only the documents scored are reset),
-        which is exact whatever the order while the weights span less than 2^29, then rounded to float32."""
+        which is exact whatever the order while the weights span less than 2^29, then rounded to float32; postings
+        that cannot change the top ``k`` are passed over where :attr:`pruning` (:mod:`.prune`, rank-safe)."""
         results = []
         for terms in block.queries:
             positions, scores = self._scored(terms, k if self.pruning else None)
