@@ -51,8 +51,9 @@ _BLOCK_ENTRIES = 1 << 22
 
 # A query is pruned where its terms hold at least this many postings per result asked for (2,000 queries of six
 # words, one process, 2 loaded cores): pruned/exhaustive time 0.61x, 0.78x, 0.92x at k = 10, 100, 1,000 on 1 M
-# documents (59 M postings), 0.80x, 0.93-1.04x, 1.03-1.08x on 200,000 (about 24,000 postings a query): where
-# theta stays low against the postings, the bookkeeping costs what the blocks passed over save.
+# documents (59 M postings, 96,500 a query; 1.07x at k = 1,000 in another run: even within noise), 0.80x,
+# 0.93-1.04x, 1.03-1.08x on 200,000 (24,000 a query): where theta stays low against the postings, the bookkeeping
+# costs what the blocks passed over save.
 _PRUNED_POSTINGS = 100
 
 TieOrder = Callable[[np.ndarray], np.ndarray]  # positions tied at a cut-off -> the order in which they are kept
