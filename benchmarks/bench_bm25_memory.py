@@ -20,8 +20,9 @@ Per corpus, each step in processes of its own on 2 cores:
    DefaultLuceneDocumentGenerator --threads 2`` into an empty folder, then ``python -m pyserini.search.lucene
    --bm25 --hits 1000 --threads 2`` (times added, the larger peak);
 3. **search only**: one process per engine opens the index built above, then times searching every query at
-   k = 10, then at k = 1,000: the plugin's ``search`` (MTEB's ``SearchProtocol``, as ``mteb`` calls it; its
-   default 2 processes here), Pyserini's ``LuceneSearcher.batch_search(threads=2)`` (BM25 k1 0.9, b 0.4; the hits
+   k = 10, 100 and 1,000: the plugin's ``search`` (MTEB's ``SearchProtocol``, as ``mteb`` calls it; its
+   default 2 processes here; rank-safe pruning on, then again with ``pruning=False``, every posting scored, for
+   the pruned/exhaustive ratio), Pyserini's ``LuceneSearcher.batch_search(threads=2)`` (BM25 k1 0.9, b 0.4; the hits
    left as Java objects, its fastest). The top 10 of both are compared: the same set of ids, or else
    differing only in documents tied at the 10th score (each engine decides such ties its own way).
 
@@ -78,6 +79,7 @@ class Corpus:
 CORPORA = {"passages": Corpus(1_000_000, (20, 100), False), "long": Corpus(300_000, (334, 1000), False),
            "passages-real": Corpus(1_000_000, (20, 100), True), "long-real": Corpus(300_000, (334, 1000), True)}
 QUERIES, HITS, THREADS, K1, B = 2000, 1000, 2, 0.9, 0.4
+SEARCH_K = (10, 100, HITS)  # the depths searches are timed at
 SAMPLE_SECONDS = 0.2
 
 
@@ -231,15 +233,17 @@ split = task.dataset["default"]["dev"]
 model = mteb.get_model("airbench-mteb/bm25")
 where = dict(task_metadata=task.metadata, hf_split="dev", hf_subset="default", encode_kwargs={"show_progress_bar": False})
 model.index(split["corpus"], **where)
-seconds, top10 = {}, {}
-for k in (10, 1000):
-    started = time.perf_counter()
-    run = model.search(split["queries"], top_k=k, **where)
-    seconds[k] = time.perf_counter() - started
-    if k == 10:
-        top10 = {query: sorted(scores.items(), key=lambda hit: -hit[1]) for query, scores in run.items()}
-    del run
-json.dump({"seconds": seconds, "top10": top10}, open(sys.argv[2], "w"))
+seconds, exhaustive, top10 = {}, {}, {}
+for pruning, times in ((True, seconds), (False, exhaustive)):
+    model.pruning = pruning
+    for k in (10, 100, 1000):
+        started = time.perf_counter()
+        run = model.search(split["queries"], top_k=k, **where)
+        times[k] = time.perf_counter() - started
+        if k == 10 and pruning:
+            top10 = {query: sorted(scores.items(), key=lambda hit: -hit[1]) for query, scores in run.items()}
+        del run
+json.dump({"seconds": seconds, "exhaustive": exhaustive, "top10": top10}, open(sys.argv[2], "w"))
 """
 
 
@@ -273,7 +277,7 @@ def _pyserini_env(work: Path) -> dict[str, str]:
     return {**os.environ, "JAVA_TOOL_OPTIONS": f"-Djava.io.tmpdir={tmp}", "TMPDIR": str(tmp), "TQDM_DISABLE": "1"}
 
 
-# Times ``batch_search`` alone at k = 10 and 1,000, then reads Lucene's postings count of the ``contents`` field.
+# Times ``batch_search`` alone at k = 10, 100 and 1,000, then reads Lucene's postings count of the ``contents`` field.
 _PYSERINI_SEARCH = f"""
 import json, sys, time
 from pyserini.search.lucene import LuceneSearcher
@@ -285,7 +289,7 @@ ids, texts = [row[0] for row in rows], [row[1] for row in rows]
 searcher = LuceneSearcher(index)
 searcher.set_bm25({K1}, {B})
 seconds, top10 = {{}}, {{}}
-for k in (10, 1000):
+for k in (10, 100, 1000):
     started = time.perf_counter()
     hits = searcher.batch_search(texts, ids, k=k, threads={THREADS})
     seconds[k] = time.perf_counter() - started
@@ -330,6 +334,7 @@ class Figures:
     theirs_first: Measure | None = None
     theirs_search: dict[int, float] | None = None
     agreement: tuple[int, int, int] | None = None
+    ours_exhaustive: dict[int, float] | None = None  # the plugin's search with every posting scored (no pruning)
 
     def index_ratio(self) -> float | None:
         return self.ours_bytes / self.theirs_bytes if self.theirs_bytes else None
@@ -367,7 +372,7 @@ def corpus_figures(name: str, corpus: Corpus, scale: float, queries: int, root: 
     inputs = _pyserini_inputs(mirror, work / "pyserini-input") if python else None
     env, command = _plugin_env(work, mirror), _plugin_command(work)
     store, plugin_tmp = work / "bm25-store", work / "plugin-tmp"
-    first, ours_search, index_runs, theirs_search = [], [], [], []
+    first, ours_search, ours_exhaustive, index_runs, theirs_search = [], [], [], [], []
     found: dict = {}
     load = [os.getloadavg()[0]]
     for _ in range(runs):
@@ -380,6 +385,7 @@ def corpus_figures(name: str, corpus: Corpus, scale: float, queries: int, root: 
         measured([sys.executable, "-c", _PLUGIN_SEARCH, TASK, str(out)], env, log)
         found["ours"] = json.loads(out.read_text())
         ours_search.append({int(k): v for k, v in found["ours"]["seconds"].items()})
+        ours_exhaustive.append({int(k): v for k, v in found["ours"]["exhaustive"].items()})
         load.append(os.getloadavg()[0])
         if inputs:
             index_runs.append(pyserini_first_run(python, *inputs, work, log))
@@ -392,14 +398,15 @@ def corpus_figures(name: str, corpus: Corpus, scale: float, queries: int, root: 
     manifests = [json.loads(path.read_text()) for path in store.rglob("manifest.json")]
     ours_postings = find_count(manifests[0]) if manifests else None
     figures = Figures(name, documents, ours_postings, None, file_bytes(store), median(first),
-                      {k: statistics.median(s[k] for s in ours_search) for k in (10, HITS)})
+                      {k: statistics.median(s[k] for s in ours_search) for k in SEARCH_K})
+    figures.ours_exhaustive = {k: statistics.median(s[k] for s in ours_exhaustive) for k in SEARCH_K}
     if inputs:
         theirs = found["theirs"]
         figures.postings, figures.terms = theirs["postings"], theirs["terms"]
         figures.theirs_bytes = file_bytes(work / "pyserini-index")
         figures.theirs_index = median([indexing for indexing, _ in index_runs])
         figures.theirs_first = median([indexing + searching for indexing, searching in index_runs])
-        figures.theirs_search = {k: statistics.median(s[k] for s in theirs_search) for k in (10, HITS)}
+        figures.theirs_search = {k: statistics.median(s[k] for s in theirs_search) for k in SEARCH_K}
         figures.agreement = top10_agreement(found["ours"]["top10"], theirs["top10"])
         if ours_postings is not None and ours_postings != theirs["postings"]:
             print(f"  ({name}: the plugin's manifest counts {ours_postings:,} postings, Lucene {theirs['postings']:,})")
@@ -425,10 +432,12 @@ def _print_corpus(f: Figures, corpus: Corpus, queries: int, runs: int, load: lis
                    "its index)" if f.theirs_index and f.theirs_bytes else "")
     print(f"  peak disk building  plugin {o.disk_mb:9,.1f} MB ({o.disk_mb * 1e6 / f.ours_bytes:.2f}x its index)"
           + theirs_disk)
-    for k in (10, HITS):
+    for k in sorted(f.ours_search):
         theirs = (f"   Pyserini {f.theirs_search[k]:7.2f} s   {ratio(f.ours_search[k], f.theirs_search[k])}"
                   if f.theirs_search else "")
-        print(f"  search only, k={k:<5,} plugin {f.ours_search[k]:7.2f} s" + theirs)
+        exhaustive = (f"   (every posting scored {f.ours_exhaustive[k]:.2f} s: pruned/exhaustive "
+                      f"{ratio(f.ours_search[k], f.ours_exhaustive[k])})" if f.ours_exhaustive else "")
+        print(f"  search only, k={k:<5,} plugin {f.ours_search[k]:7.2f} s" + theirs + exhaustive)
     t = f.theirs_first
     if t:
         print(f"  first run           plugin {o.seconds:7.1f} s   Pyserini {t.seconds:7.1f} s (index "

@@ -103,18 +103,21 @@ class BM25Search:
     co*cktail's mixed corpora) by id, at the cut-off too (the smallest ids of those tied at the ``top_k``-th
     score are kept, as Anserini keeps them). For reranking, every candidate of ``top_ranked`` is scored. An
     index found damaged while searching is reported (:class:`~airbench_mteb.models.bm25.store.BM25IndexWarning`),
-    built again and searched again.
+    built again and searched again. Top-k search passes over postings that cannot change its result
+    (:mod:`~airbench_mteb.models.bm25.prune`: the same documents, scores and order); ``pruning=False`` scores
+    every posting instead (to measure what pruning saves).
     """
 
     def __init__(self, model_name: str = BM25, revision: str | None = None, *, k1: float = K1, b: float = B,
                  max_indexes: int = 4, analysis: str = LUCENE, pyserini_ties: bool = False,
-                 workers: int | None = None, device: str | None = None) -> None:
+                 workers: int | None = None, device: str | None = None, pruning: bool = True) -> None:
         if not 0 <= k1 < math.inf or not 0 <= b <= 1 or max_indexes < 1 or (workers is not None and workers < 1):
             raise ValueError("BM25 needs a finite k1 >= 0, 0 <= b <= 1, max_indexes >= 1 and workers >= 1; got "
                              f"{k1=}, {b=}, {max_indexes=}, {workers=}")
         analysis_terms(analysis, ())  # fails early on an unknown analysis
         self.analysis = analysis
         self.pyserini_ties = pyserini_ties
+        self.pruning = pruning
         self.k1 = float(k1)  # k1=1 and k1=1.0 are one index (its key is their JSON)
         self.b = float(b)
         self.max_indexes = max_indexes
@@ -156,6 +159,7 @@ class BM25Search:
         ids, texts = list(queries["id"]), list(queries["text"])
         term_ids = current.index.term_ids_of([current.terms(text) for text in texts])
         tie_order: TieOrder | None = _ByDocumentId(current.doc_ids) if self.pyserini_ties else None
+        current.index.pruning = self.pruning
         ranked = searched(current.index, [terms for query_id, terms in zip(ids, term_ids, strict=True)
                                           if query_id not in reranked], top_k, self._workers(num_proc), tie_order)
         candidates = _candidate_positions(current.doc_ids, [reranked[query_id] for query_id in ids

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain, pairwise
 from pathlib import Path
 from typing import BinaryIO
@@ -44,6 +44,7 @@ from airbench_mteb.models.bm25.format import (
     TERM_BLOCKS,
     TERMS,
     IndexHeader,
+    inverse_norm_table,
     norm_bytes,
 )
 from airbench_mteb.models.bm25.terms import pack_terms, write_vocabulary
@@ -213,9 +214,12 @@ class IndexWriter:
         write_vocabulary(self.folder, self._vocabulary.terms)
         self._vocabulary = _Vocabulary()
         indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
-        scored = int(np.count_nonzero(lengths))
-        _write_array(self.folder / "norms", norm_bytes(lengths))
-        merge = _Merge(self.folder, self._runs, indptr, self.workers)
+        norms = norm_bytes(lengths)
+        _write_array(self.folder / "norms", norms)
+        header = IndexHeader(documents=len(lengths), terms=len(df), postings=int(indptr[-1]), postings_bytes=0,
+                             scored_documents=int(np.count_nonzero(lengths)),
+                             total_length=int(lengths.sum(dtype=np.int64)), max_tf=self._max_tf, k1=self.k1, b=self.b)
+        merge = _Merge(self.folder, self._runs, indptr, self.workers, inverse_norm_table(header)[norms])
         sizes, written = [np.zeros(0, np.int64)], 0
         with _ChecksummedFile(self.folder / POSTINGS) as postings:
             for path, stretch_sizes, stretch_postings in in_order(_merge_stretch, merge, merge.stretches(),
@@ -231,9 +235,7 @@ class IndexWriter:
         _write_array(self.folder / POSTINGS_CHECKS, np.asarray(postings.checks, dtype=np.uint32))
         for run in self._runs:
             run.path.unlink()
-        return IndexHeader(documents=len(lengths), terms=len(df), postings=int(indptr[-1]),
-                           postings_bytes=int(blocks[-1, 2]), scored_documents=scored,
-                           total_length=int(lengths.sum(dtype=np.int64)), max_tf=self._max_tf, k1=self.k1, b=self.b)
+        return replace(header, postings_bytes=int(blocks[-1, 2]))
 
     def _spill(self) -> None:
         """Write the pending batches as one run (:class:`_Run`): term-major by corpus term id, documents ascending."""
@@ -366,6 +368,7 @@ class _Merge:
     runs: list[_Run]
     indptr: np.ndarray
     workers: int
+    inverse_norms: np.ndarray  # float32 per document: what the skip data's weight bounds need
 
     def stretches(self) -> list[tuple[int, int]]:
         """Consecutive term ranges holding about as many postings each, ``_STRETCHES_PER_WORKER`` per process."""
@@ -399,7 +402,8 @@ def _merge_stretch(merge: _Merge, stretch: tuple[int, int]) -> tuple[Path, np.nd
         with open(path, "wb") as out:
             for start, stop in merge.ranges(first, end):
                 documents, counts = _merged_range(merge, list(zip(readers, fds, strict=True)), start, stop)
-                data, term_sizes = CODECS[CODEC].encode(documents, counts, np.diff(merge.indptr[start:stop + 1]))
+                data, term_sizes = CODECS[CODEC].encode(documents, counts, np.diff(merge.indptr[start:stop + 1]),
+                                                        merge.inverse_norms[documents])
                 out.write(data.tobytes())
                 sizes.append(term_sizes)
                 written += len(documents)

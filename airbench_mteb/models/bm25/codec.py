@@ -25,6 +25,22 @@ _MAX_WIDTH = 32  # values are below 2**32 (documents are int32, frequencies uint
 BAD_BLOCK, BAD_DOCUMENT, BAD_FREQUENCY, BAD_LENGTH = -1, -2, -3, -4
 
 
+def _bounds() -> np.ndarray:
+    """``BOUNDS[c]``: ``c / (255 - c)`` rounded up to float32, ``inf`` for 255: the ``tf / norm`` a block's bound byte
+    ``c`` allows, spaced evenly in the weight's share of the IDF, ``x / (1 + x)`` (steps of IDF / 255)."""
+    codes = np.arange(255, dtype=np.float64)
+    exact = codes / (255 - codes)
+    rounded = exact.astype(np.float32)
+    rounded = np.where(rounded < exact, np.nextafter(rounded, np.float32(np.inf)), rounded)
+    return np.append(rounded, np.float32(np.inf)).astype(np.float32)
+
+
+# A block's bound byte is the least ``c`` with ``BOUNDS[c]`` above each posting's ``float32(tf) * inverse_norm``
+# (strictly: a weight computed with a fused multiply-add stays below it too); the weight ``idf - idf / (1 + x)``
+# rises with x in float32 step by step, so ``idf - idf / (1 + BOUNDS[c])`` bounds every weight of the block exactly.
+BOUNDS = _bounds()
+
+
 @njit(cache=True)
 def _bit_length(value: int) -> int:
     bits = 0
@@ -143,13 +159,100 @@ def _unpack(data: np.ndarray, pos: int, end: int, n: int, out: np.ndarray) -> in
 
 
 @njit(cache=True)
-def _encode_terms(documents: np.ndarray, frequencies: np.ndarray, counts: np.ndarray, out: np.ndarray,
-                  sizes: np.ndarray) -> int:
+def skip_packed(data: np.ndarray, pos: int, end: int, n: int) -> int:
+    """The position after the block of ``n`` values at ``data[pos]`` found from its widths and exceptions alone (no
+    value unpacked), or ``BAD_BLOCK``."""
+    if pos + 2 > end:
+        return BAD_BLOCK
+    width, exceptions = int(data[pos]), int(data[pos + 1])
+    pos += 2 + (n * width + 7) // 8
+    if width > _MAX_WIDTH or exceptions > n or pos > end:
+        return BAD_BLOCK
+    for _ in range(exceptions):
+        if pos >= end or data[pos] >= n:
+            return BAD_BLOCK
+        _, pos = get_varint(data, pos + 1, end)
+        if pos < 0:
+            return BAD_BLOCK
+    return pos
+
+
+@njit(cache=True)
+def _write_skips(documents: np.ndarray, frequencies: np.ndarray, inverse_norms: np.ndarray, bounds: np.ndarray,
+                 count: int, out: np.ndarray, pos: int, values: np.ndarray, lengths: np.ndarray) -> int:
+    """A term's skip data (see :func:`read_skips`) at ``out[pos]``; the position after it."""
+    blocks = -(-count // BLOCK)
+    previous = -1
+    for chunk in range(0, blocks - 1, BLOCK):
+        n = min(BLOCK, blocks - 1 - chunk)
+        for i in range(n):
+            last = int(documents[(chunk + i + 1) * BLOCK - 1])
+            values[i] = last - previous - BLOCK  # a full block's documents are BLOCK distinct ones
+            previous = last
+        pos = _pack(values, n, out, pos, lengths)
+    for block in range(blocks):
+        top = np.float32(0)
+        for i in range(block * BLOCK, min(count, (block + 1) * BLOCK)):
+            top = max(top, np.float32(frequencies[i]) * inverse_norms[i])
+        out[pos] = min(np.searchsorted(bounds, top, side="right"), len(bounds) - 1)
+        pos += 1
+    return pos
+
+
+@njit(cache=True)
+def read_skips(data: np.ndarray, start: int, end: int, count: int, n_documents: int, lasts: np.ndarray) -> int:
+    """The skip data at the start of the bytes of a term of ``count`` > ``BLOCK`` postings: ``lasts`` (int64, blocks
+    - 1 values) becomes the last document of each block but the last (packed as gaps less ``BLOCK``, ``BLOCK`` at a
+    time); then come the blocks' bound bytes (``format.BOUNDS``), then the blocks. Returns where the bound bytes start,
+    or an error code where a value or size is out of bounds."""
+    blocks = len(lasts) + 1
+    pos, previous = start, -1
+    for chunk in range(0, blocks - 1, BLOCK):
+        n = min(BLOCK, blocks - 1 - chunk)
+        pos = _unpack(data, pos, end, n, lasts[chunk:chunk + n])
+        if pos < 0:
+            return pos
+        for i in range(chunk, chunk + n):
+            previous += lasts[i] + BLOCK
+            lasts[i] = previous
+    if previous + count - (blocks - 1) * BLOCK >= n_documents:  # the last block's documents follow
+        return BAD_DOCUMENT
+    return pos if pos + blocks <= end else BAD_BLOCK
+
+
+@njit(cache=True)
+def decode_block(data: np.ndarray, pos: int, end: int, n: int, previous: int, n_documents: int, max_frequency: int,
+                 documents: np.ndarray, frequencies: np.ndarray) -> int:
+    """One block of ``n`` postings after document ``previous``: ``documents`` and ``frequencies`` (int64) get them;
+    the position after the block, or an error code."""
+    pos = _unpack(data, pos, end, n, documents)
+    if pos < 0:
+        return pos
+    pos = _unpack(data, pos, end, n, frequencies)
+    if pos < 0:
+        return pos
+    for i in range(n):
+        previous += documents[i] + 1
+        if previous >= n_documents:
+            return BAD_DOCUMENT
+        if frequencies[i] >= max_frequency:
+            return BAD_FREQUENCY
+        documents[i] = previous
+        frequencies[i] += 1
+    return pos
+
+
+@njit(cache=True)
+def _encode_terms(documents: np.ndarray, frequencies: np.ndarray, counts: np.ndarray, inverse_norms: np.ndarray,
+                  bounds: np.ndarray, out: np.ndarray, sizes: np.ndarray) -> int:
     values = np.empty(BLOCK, dtype=np.int64)
     lengths = np.zeros(_MAX_WIDTH + 2, dtype=np.int64)
     pos, at = 0, 0
     for t in range(len(counts)):
         begin, previous, count, done = pos, -1, counts[t], 0
+        if len(inverse_norms) and count > BLOCK:
+            pos = _write_skips(documents[at:at + count], frequencies[at:at + count], inverse_norms[at:at + count],
+                               bounds, count, out, pos, values, lengths)
         while done < count:
             n = min(BLOCK, count - done)
             for i in range(n):
@@ -168,26 +271,26 @@ def _encode_terms(documents: np.ndarray, frequencies: np.ndarray, counts: np.nda
 
 @njit(cache=True)
 def _decode_term(data: np.ndarray, start: int, end: int, count: int, n_documents: int, max_frequency: int,
-                 documents: np.ndarray, frequencies: np.ndarray) -> int:
+                 skips: bool, documents: np.ndarray, frequencies: np.ndarray) -> int:
     gaps = np.empty(BLOCK, dtype=np.int64)
     counts = np.empty(BLOCK, dtype=np.int64)
+    lasts = np.empty(max(-(-count // BLOCK) - 1, 0) if skips and count > BLOCK else 0, dtype=np.int64)
     pos, previous, done = start, -1, 0
+    if len(lasts):
+        pos = read_skips(data, start, end, count, n_documents, lasts)
+        if pos < 0:
+            return pos
+        pos += len(lasts) + 1  # the bound bytes: what search reads, not decoding
     while done < count:
         n = min(BLOCK, count - done)
-        pos = _unpack(data, pos, end, n, gaps)
+        pos = decode_block(data, pos, end, n, previous, n_documents, max_frequency, gaps, counts)
         if pos < 0:
             return pos
-        pos = _unpack(data, pos, end, n, counts)
-        if pos < 0:
-            return pos
-        for i in range(n):
-            previous += gaps[i] + 1
-            if previous >= n_documents:
-                return BAD_DOCUMENT
-            if counts[i] >= max_frequency:
-                return BAD_FREQUENCY
-            documents[done + i] = previous
-            frequencies[done + i] = counts[i] + 1
+        previous = gaps[n - 1]
+        if done // BLOCK < len(lasts) and previous != lasts[done // BLOCK]:
+            return BAD_BLOCK
+        documents[done:done + n] = gaps[:n]
+        frequencies[done:done + n] = counts[:n]
         done += n
     return pos  # where the term's bytes end
 
@@ -197,7 +300,7 @@ def _decode_terms(data: np.ndarray, counts: np.ndarray, n_documents: int, max_fr
                   documents: np.ndarray, frequencies: np.ndarray) -> int:
     pos, at = 0, 0
     for t in range(len(counts)):
-        pos = _decode_term(data, pos, len(data), counts[t], n_documents, max_frequency,
+        pos = _decode_term(data, pos, len(data), counts[t], n_documents, max_frequency, False,
                            documents[at:at + counts[t]], frequencies[at:at + counts[t]])
         if pos < 0:
             return pos
@@ -211,15 +314,18 @@ class PostingsCodec:
     name: ClassVar[str]
 
     @staticmethod
-    def encode(documents: np.ndarray, frequencies: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def encode(documents: np.ndarray, frequencies: np.ndarray, counts: np.ndarray,
+               inverse_norms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The bytes of consecutive terms' postings (``counts[t]`` pairs each, documents ascending within a term),
-        and each term's number of bytes."""
+        and each term's number of bytes; with ``inverse_norms`` (float32, each posting's document's), a term of
+        several blocks starts with skip data bounding each block's weights (an index's postings, not a run's)."""
         raise NotImplementedError
 
     @staticmethod
     def decode(data: np.ndarray, start: int, end: int, count: int, n_documents: int,
-               max_frequency: int) -> tuple[np.ndarray, np.ndarray, int]:
-        """One term's documents (int32) and frequencies (uint32) from ``data[start:end]``, and 0 or an error code."""
+               max_frequency: int, skips: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
+        """One term's documents (int32) and frequencies (uint32) from ``data[start:end]``, and 0 or an error code;
+        ``skips``: encoded with ``inverse_norms`` (skip data checked against the documents, then passed over)."""
         raise NotImplementedError
 
     @staticmethod
@@ -235,19 +341,23 @@ class ForCodec(PostingsCodec):
     name = "pfor128"
 
     @staticmethod
-    def encode(documents: np.ndarray, frequencies: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def encode(documents: np.ndarray, frequencies: np.ndarray, counts: np.ndarray,
+               inverse_norms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         blocks = int(np.sum(-(-counts // BLOCK)))
-        out = np.empty(8 * len(documents) + 4 * blocks, dtype=np.uint8)  # at worst 32 bits a value, 2 header bytes
+        # at worst 32 bits a value and 2 header bytes; skip data: a last document and a bound byte per block
+        out = np.empty(8 * len(documents) + 4 * blocks + (8 * blocks if inverse_norms is not None else 0),
+                       dtype=np.uint8)
         sizes = np.empty(len(counts), dtype=np.int64)
-        used = _encode_terms(documents, frequencies, counts.astype(np.int64), out, sizes)
+        scale = np.zeros(0, np.float32) if inverse_norms is None else inverse_norms.astype(np.float32, copy=False)
+        used = _encode_terms(documents, frequencies, counts.astype(np.int64), scale, BOUNDS, out, sizes)
         return out[:used], sizes
 
     @staticmethod
     def decode(data: np.ndarray, start: int, end: int, count: int, n_documents: int,
-               max_frequency: int) -> tuple[np.ndarray, np.ndarray, int]:
+               max_frequency: int, skips: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
         documents = np.empty(count, dtype=np.int32)
         frequencies = np.empty(count, dtype=np.uint32)
-        after = _decode_term(data, start, end, count, n_documents, max_frequency, documents, frequencies)
+        after = _decode_term(data, start, end, count, n_documents, max_frequency, skips, documents, frequencies)
         return documents, frequencies, after if after < 0 else 0 if after == end else BAD_LENGTH
 
     @staticmethod

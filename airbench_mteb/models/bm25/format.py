@@ -4,8 +4,11 @@ version, the postings codec's name and the checksums that guard every byte.
 An index folder holds (all little-endian):
 
 * ``postings``: each term's (document, term frequency) pairs, documents ascending, encoded by the codec the manifest
-  names (:data:`CODECS`); ``postings.crc32``: the CRC-32 (uint32) of each :data:`STRETCH` bytes of it, checked the
-  first time a search reads that stretch;
+  names (:data:`CODECS`); a term of more than one block of 128 postings starts with its skip data (format 4): the
+  last document of each block but the last, and a byte per block bounding its weights
+  (:data:`~airbench_mteb.models.bm25.codec.BOUNDS`), so a top-k search passes over blocks that cannot change its
+  result (:mod:`~airbench_mteb.models.bm25.prune`); ``postings.crc32``: the CRC-32 (uint32) of each
+  :data:`STRETCH` bytes of it, checked the first time a search reads that stretch;
 * ``terms`` and ``terms.blocks`` (int64, 3 per block of 128 term ids, plus 3): each term's postings count and
   its bytes in ``postings``, packed a block of terms at a time by the codec's patched frame of reference, and where
   each block starts with the postings and ``postings`` bytes before it (:mod:`~airbench_mteb.models.bm25.terms`);
@@ -35,7 +38,7 @@ import numpy as np
 
 from airbench_mteb.models.bm25.codec import BLOCK, ForCodec, PostingsCodec
 
-FORMAT_VERSION = 3  # bump when any file's layout changes: an index of another version is rebuilt
+FORMAT_VERSION = 4  # bump when any file's layout changes: an index of another version is rebuilt
 MANIFEST = "manifest.json"
 MANIFEST_CHECK = "manifest.crc32"
 POSTINGS = "postings"
