@@ -3,7 +3,6 @@ tests/test_significance.py (loaded by tests/conftest.py's ``pytest_plugins``).""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,31 +25,24 @@ def minilm_nq_utd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
     MiniLM run reads them from it (both modules run on one worker: tests/conftest.py).
     """
     root = tmp_path_factory.mktemp("minilm_nq_utd")
-    saved = {name: os.environ.get(name) for name in ("AIRBENCH_MTEB_DATA_DIR", "AIRBENCH_MTEB_EMBEDDING_CACHE")}
-    os.environ["AIRBENCH_MTEB_DATA_DIR"] = str(SAMPLE_DATA)
-    os.environ["AIRBENCH_MTEB_EMBEDDING_CACHE"] = str(root / "embeddings")
-    model = mteb.get_model(MINILM)
-    encoded = {"document": 0, "query": 0}
-    vectors: dict[tuple[str, str], np.ndarray] = {}
-    encode = model.encode
+    with pytest.MonkeyPatch.context() as env:  # the settings hold for the session, then are undone
+        env.setenv("AIRBENCH_MTEB_DATA_DIR", str(SAMPLE_DATA))
+        env.setenv("AIRBENCH_MTEB_EMBEDDING_CACHE", str(root / "embeddings"))
+        model = mteb.get_model(MINILM)
+        encoded = {"document": 0, "query": 0}
+        vectors: dict[tuple[str, str], np.ndarray] = {}
+        encode = model.encode
 
-    def watched_encode(inputs: Any, **kwargs: Any) -> Any:
-        kind = kwargs["prompt_type"].value
-        output = encode(inputs, **kwargs)
-        encoded[kind] += len(inputs.dataset)
-        vectors.update(((kind, text), vector) for text, vector in zip(inputs.dataset["text"], np.asarray(output),
-                                                                       strict=True))
-        return output
+        def watched_encode(inputs: Any, **kwargs: Any) -> Any:
+            kind = kwargs["prompt_type"].value
+            output = encode(inputs, **kwargs)
+            encoded[kind] += len(inputs.dataset)
+            vectors.update(((kind, text), vector) for text, vector in zip(inputs.dataset["text"], np.asarray(output),
+                                                                           strict=True))
+            return output
 
-    model.encode = watched_encode
-    try:
+        model.encode = watched_encode
         result = mteb.evaluate(model, mteb.get_task("CocktailNQUTD"), cache=mteb.ResultCache(root / "results"),
                                show_progress_bar=False)
         yield {"result": result.task_results[0], "encoded": encoded, "vectors": vectors, "results": root / "results",
                "embeddings": root / "embeddings"}
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value

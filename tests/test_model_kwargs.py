@@ -25,7 +25,7 @@ from airbench_mteb.results.reading import read_results
 from tests.conftest import SAMPLE_DATA
 
 BM25 = "airbench-mteb/bm25"
-BM25_KEYS = "analysis, b, k1, max_indexes, pyserini_ties, workers"
+BM25_KEYS = "analysis, b, k1, max_indexes, pruning, pyserini_ties, workers"
 REFUSED = "refused"
 
 
@@ -179,7 +179,8 @@ def test_bias_names_the_model_with_its_arguments(tmp_path: Path, capsys: pytest.
 
 FLOAT32_MAX = 3.4028234663852886e38  # numpy.finfo(numpy.float32).max, written out: the oracle is not the code
 FLOAT_TAKES = "takes a finite number within float32's range (-3.403e+38 to 3.403e+38)"
-BM25_KINDS = {"k1": float, "b": float, "max_indexes": int, "workers": int, "analysis": str, "pyserini_ties": bool}
+BM25_KINDS = {"k1": float, "b": float, "max_indexes": int, "workers": int, "analysis": str, "pyserini_ties": bool,
+              "pruning": bool}
 
 
 def typed_oracle(key: str, text: str) -> Any:
@@ -308,4 +309,5 @@ def test_a_loader_taking_any_keyword_types_its_named_parameters_only() -> None:
     assert argument_kinds(loader) == {"batch_size": frozenset({int}), "flag": frozenset({bool})}
     assert argument_kinds(mteb.get_model_meta(BM25).loader) == {
         "k1": frozenset({float}), "b": frozenset({float}), "max_indexes": frozenset({int}),
-        "analysis": frozenset({str}), "pyserini_ties": frozenset({bool}), "workers": frozenset({int})}
+        "analysis": frozenset({str}), "pyserini_ties": frozenset({bool}), "workers": frozenset({int}),
+        "pruning": frozenset({bool})}

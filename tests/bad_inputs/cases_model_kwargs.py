@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from tests.bad_inputs.framework import Case, Workspace
 
-BM25_KEYS = "(it takes: analysis, b, k1, max_indexes, pyserini_ties, workers)"
+BM25_KEYS = "(it takes: analysis, b, k1, max_indexes, pruning, pyserini_ties, workers)"
 FLOAT = "takes a finite number within float32's range (-3.403e+38 to 3.403e+38)"
 
 
