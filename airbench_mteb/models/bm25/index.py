@@ -20,6 +20,7 @@ import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain, pairwise
 from pathlib import Path
 
@@ -284,7 +285,7 @@ class BM25Index:
     def _damage(self, term: int, status: int) -> IndexDamage:
         return IndexDamage(f"{self.folder / POSTINGS}: the postings of term {term} do not decode (error {status})")
 
-    @property
+    @cached_property  # built once, not for every query
     def _scoring(self) -> Scoring:
         return Scoring(self.postings, self._inverse_norm, self.norms, self.num_documents, self.header.max_tf,
                        decoded=lambda term: self._decode(term.term, term.count, term.start, term.end),
