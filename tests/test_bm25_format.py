@@ -40,9 +40,12 @@ from airbench_mteb.models.bm25.format import (
     IndexDamage,
     idf_of,
     lucene_length,
+    lucene_weight,
     norm_bytes,
+    weights,
     write_manifest,
 )
+from airbench_mteb.models.bm25.index import Vocabulary
 from airbench_mteb.models.bm25.store import BM25IndexWarning
 from airbench_mteb.models.bm25.terms import check_table, locate, pack_terms, read_vocabulary, write_vocabulary
 from tests.test_bm25 import _metadata
@@ -200,6 +203,29 @@ def test_the_norm_byte_keeps_the_length_lucene_keeps() -> None:
     lengths = np.concatenate([np.arange(300_000), 2 ** np.arange(19, 31) - 1, 2 ** np.arange(19, 31)])
     assert np.array_equal(lucene_length(lengths), _old_lucene_length(lengths))
     assert norm_bytes(np.array([0, 23, 24, 40, 2**31 - 1])).tolist() == [0, 23, 24, 40, 255]
+
+
+@settings(max_examples=60, deadline=None)
+@given(idf=st.floats(0, 30, width=32), tf=st.lists(st.integers(1, 2**32 - 1), max_size=50),
+       inverse_norm=st.lists(st.floats(0, 100, width=32), min_size=50, max_size=50))
+def test_the_weight_is_lucenes_float32_formula_whole_or_one_by_one(idf: float, tf: list[int],
+                                                                   inverse_norm: list[float]) -> None:
+    idf32, x = np.float32(idf), np.array(tf, np.float32) * np.array(inverse_norm[:len(tf)], np.float32)
+    expected = idf32 - idf32 / (np.float32(1) + x)  # Lucene's BM25Similarity, operation by operation
+    whole = weights(idf32, np.array(tf, np.uint32), np.array(inverse_norm[:len(tf)], np.float32))
+    assert whole.dtype == np.float32 and whole.tobytes() == expected.tobytes()
+    assert [lucene_weight(idf32, value) for value in x] == expected.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(terms=st.lists(st.text(max_size=4), unique=True, max_size=30), asked=st.lists(st.text(max_size=4), max_size=30))
+def test_the_vocabulary_looks_terms_up_as_a_dict_of_them_would(terms: list[str], asked: list[str]) -> None:
+    oracle = {term: i for i, term in enumerate(terms)}
+    vocabulary = Vocabulary(pa.array(terms, pa.large_string()))
+    assert vocabulary.ids(asked).tolist() == [oracle.get(term, -1) for term in asked]
+    assert [term in vocabulary for term in asked] == [term in oracle for term in asked]
+    assert [vocabulary.get(term) for term in asked] == [oracle.get(term) for term in asked]
+    assert dict(vocabulary.items()) == oracle and len(vocabulary) == len(oracle)
 
 
 CORPUS = Dataset.from_dict({"id": [f"d{i:03d}" for i in range(len(_golden_documents()))],

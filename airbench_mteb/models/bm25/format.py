@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from numba import vectorize
 
 from airbench_mteb.models.bm25.codec import BLOCK, ForCodec, PostingsCodec
 
@@ -145,10 +146,17 @@ def idf_of(df: np.ndarray, scored_documents: int) -> np.ndarray:
     return np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
 
 
+@vectorize(["float32(float32, float32)"], cache=True)
+def lucene_weight(idf: np.float32, x: np.float32) -> np.float32:
+    """Lucene's float32 weight ``idf - idf / (1 + x)`` of ``x = tf / norm``, step by step in float32 (so scores tie
+    where Lucene's do); non-decreasing in ``x``. A ufunc, so every score comes from this one formula: the search's
+    kernels call it element by element, :func:`weights` on whole arrays."""
+    return idf - idf / (np.float32(1) + x)
+
+
 def weights(idf: np.float32, tf: np.ndarray, inverse_norm: np.ndarray) -> np.ndarray:
-    """Lucene's float32 ``idf - idf / (1 + tf / norm)`` (``inverse_norm`` per posting), so scores tie where
-    Lucene's do."""
-    return idf - idf / (np.float32(1) + tf.astype(np.float32) * inverse_norm)
+    """Lucene's float32 weight of each posting (:func:`lucene_weight`; ``inverse_norm`` per posting)."""
+    return lucene_weight(np.float32(idf), tf.astype(np.float32) * inverse_norm.astype(np.float32, copy=False))
 
 
 def write_manifest(folder: Path, key: dict[str, object], header: IndexHeader) -> None:

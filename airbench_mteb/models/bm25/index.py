@@ -88,14 +88,17 @@ class Vocabulary(Mapping[str, int]):
         found = pc.index_in(pa.array(terms, pa.large_string()), value_set=self.terms)
         return found.fill_null(-1).to_numpy().astype(np.int64)
 
+    @cached_property
+    def _by_term(self) -> dict[str, int]:
+        """Term -> id as a dict, made on the first single lookup: :meth:`ids` hashes the whole vocabulary each
+        call, so term-by-term lookups (a Mapping's ``items()`` or ``==``) would cost O(terms) each."""
+        return {term: i for i, term in enumerate(self.terms.to_pylist())}
+
     def __getitem__(self, term: str) -> int:
-        found = int(self.ids([term])[0])
-        if found < 0:
-            raise KeyError(term)
-        return found
+        return self._by_term[term]
 
     def __contains__(self, term: object) -> bool:
-        return isinstance(term, str) and int(self.ids([term])[0]) >= 0
+        return term in self._by_term
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.terms.to_pylist())

@@ -27,15 +27,10 @@ import numpy as np
 from numba import njit
 
 from airbench_mteb.models.bm25.codec import BAD_BLOCK, BAD_LENGTH, BLOCK, BOUNDS, decode_block, read_skips, skip_packed
+from airbench_mteb.models.bm25.format import lucene_weight
 
 BAD_BOUND = -5  # a decoded posting's weight above its block's bound byte
 _MARGIN = 1 + 2.0**-30  # far above the float64 rounding of a few sums: an upper bound stays one
-
-
-@njit(cache=True)
-def share(idf: np.float32, x: np.float32) -> np.float32:
-    """Lucene's float32 weight ``idf - idf / (1 + x)`` of ``x = tf / norm``: non-decreasing in ``x``, step by step."""
-    return idf - idf / (np.float32(1) + x)
 
 
 @njit(cache=True)
@@ -58,7 +53,7 @@ def _accumulate_candidates(data: np.ndarray, start: int, bounds_at: int, end: in
             top = max(top, scores[candidates[at]])
             at += 1
         bound = BOUNDS[data[bounds_at + block] if bounds_at >= 0 else len(BOUNDS) - 1]
-        if top == 0.0 or np.float32((top + repeats * np.float64(share(idf, bound)) + rest) * _MARGIN) < theta:
+        if top == 0.0 or np.float32((top + repeats * np.float64(lucene_weight(idf, bound)) + rest) * _MARGIN) < theta:
             pos = skip_packed(data, pos, end, n)
             if pos >= 0:
                 pos = skip_packed(data, pos, end, n)
@@ -75,7 +70,7 @@ def _accumulate_candidates(data: np.ndarray, start: int, bounds_at: int, end: in
                 if x > bound:
                     return BAD_BOUND
                 if scores[documents[i]] > 0.0:  # a document scored already (only a candidate's score is read)
-                    scores[documents[i]] += repeats * np.float64(share(idf, x))
+                    scores[documents[i]] += repeats * np.float64(lucene_weight(idf, x))
         previous = last
     return 0 if pos == end else BAD_LENGTH
 
@@ -105,7 +100,7 @@ def query_term(postings: np.ndarray, term: int, repeats: int, place: tuple[int, 
     bounds_at = read_skips(postings, start, end, count, n_documents, lasts)
     if bounds_at < 0:
         return bounds_at
-    bound = share(idf, BOUNDS[int(postings[bounds_at:bounds_at + len(lasts) + 1].max())])
+    bound = lucene_weight(idf, BOUNDS[int(postings[bounds_at:bounds_at + len(lasts) + 1].max())])
     return QueryTerm(term, repeats, count, start, end, idf, lasts, bounds_at, bound)
 
 
@@ -137,10 +132,10 @@ def accumulate(documents: np.ndarray, frequencies: np.ndarray, idf: np.float32, 
                norms: np.ndarray, repeats: float, scores: np.ndarray, touched: np.ndarray, count: int) -> int:
     """Add one term's weights (``repeats`` times: a query term given twice counts twice) to ``scores`` (float64,
     as Lucene sums a query's clauses in double); documents scored first here are appended to ``touched``. The
-    weight is :func:`~airbench_mteb.models.bm25.format.weights`, the same float32 operations in the same order."""
+    weight is :func:`~airbench_mteb.models.bm25.format.lucene_weight`."""
     for i in range(len(documents)):
         document = documents[i]
-        weight = share(idf, np.float32(frequencies[i]) * inverse_norm[norms[document]])
+        weight = lucene_weight(idf, np.float32(frequencies[i]) * inverse_norm[norms[document]])
         before = scores[document]
         scores[document] = before + repeats * np.float64(weight)
         if before == 0.0 and scores[document] > 0.0:  # weights are never negative: one 0 -> positive step each
@@ -178,7 +173,9 @@ def scored(scoring: Scoring, terms: list[QueryTerm], k: int | None, scores: np.n
                 documents, frequencies = scoring.decoded(term)
                 count = accumulate(documents, frequencies, term.idf, scoring.inverse_norm, scoring.norms,
                                    float(term.repeats), scores, touched, count)
-                if rest and k is not None and _above(scores, touched[:count], np.float32(rest * _MARGIN)) >= k:
+                # k documents above what is left are needed for theta to shut out the unscored ones
+                if rest and k is not None and count >= k and _above(scores, touched[:count],
+                                                                     np.float32(rest * _MARGIN)) >= k:
                     theta = _kth(scores[touched[:count]], k)  # above what any document without a score can reach
                     candidates = _candidates(scores, touched[:count], theta, rest)
                 continue
