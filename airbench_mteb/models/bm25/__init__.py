@@ -88,15 +88,14 @@ class BM25Search:
     """Okapi BM25 with Lucene's IDF, ``log(1 + (N - df + 0.5) / (df + 0.5))``, and term weight
     ``tf / (tf + k1 * (1 - b + b * dl / avgdl))`` summed over the query terms (repeats count).
 
-    Implements MTEB's ``SearchProtocol``. Terms come from the ``analysis`` (``lucene``: Pyserini's Lucene
-    analyzers; ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read
-    in batches (an Arrow corpus stays memory-mapped), analysed by ``workers`` processes (default: MTEB's
-    ``num_proc`` where given, else every core this process may use; 1 analyses in this process, with the
-    same result) into a numpy index (:class:`~airbench_mteb.models.bm25.index.BM25Index`) that scores
-    queries a block at a time, the blocks spread over as many processes where the platform can fork (they
-    share the index with this process). The ``max_indexes`` most recent indexes are kept, keyed by the
-    corpus content, the analysis and the languages, so a corpus shared by splits, subsets, tasks or
-    settings is indexed once. Only documents sharing a term
+    Implements MTEB's ``SearchProtocol``. Terms come from the ``analysis`` (``lucene``: Pyserini's Lucene analyzers;
+    ``words``: word segmenters) for the languages of the evaluated subset. The corpus is read in batches (an Arrow
+    corpus stays memory-mapped), analysed on ``workers`` cores (default: MTEB's ``num_proc`` where given, else every
+    core this process may use): this process and ``workers - 1`` forked ones (1 analyses in this process alone, with
+    the same result) into a numpy index (:class:`~airbench_mteb.models.bm25.index.BM25Index`) that scores queries a
+    block at a time, the blocks spread the same way where the platform can fork (the workers share the index with
+    this process). The ``max_indexes`` most recent indexes are kept, keyed by the corpus content, the analysis and
+    the languages, so a corpus shared by splits, subsets, tasks or settings is indexed once. Only documents sharing a term
     with the query are returned (an exact tie at the ``top_k`` cut-off is decided by corpus order);
     ``pyserini_ties=True`` reports their scores as Pyserini's run files do (:func:`pyserini_scores`), which
     reproduces the leaderboard's evaluation exactly but also decides exact ties (identical copies, as in

@@ -1,16 +1,15 @@
 """Writing a BM25 index into a folder in bounded memory: runs of postings spilled to disk, then merged term by term.
 
 Analysed batches (:class:`AnalysedBatch`, in corpus order) are gathered until they hold ``RUN_PAIRS`` (document,
-term) pairs; that run's vocabulary is then merged into the corpus vocabulary (term ids in order of first
-occurrence in the corpus, as one dictionary encoding of the whole corpus would give them), its pairs are put
-term-major (documents ascending within a term, no sort: a counting scatter) and written to a run file encoded by
-the index's codec (:class:`_Run`), and the run is freed. Once every batch is in, the document
-frequencies, ``N`` and the lengths are known, and the runs are merged by ``workers`` processes at once, each taking
+term) pairs; that run's vocabulary is then merged into the corpus vocabulary (term ids in order of first occurrence
+in the corpus, as one dictionary encoding of the whole corpus would give them), its pairs are put term-major
+(documents ascending within a term, no sort: a counting scatter) and written to a run file encoded by the index's
+codec (:class:`_Run`), and the run is freed. Once every batch is in, the document frequencies, ``N`` and the lengths
+are known, and the runs are merged on ``workers`` cores at once (:func:`~.worker_pool.in_order`), each taking
 stretches of the vocabulary (:meth:`_Merge.stretches`) and merging them a range of terms at a time (about
-``MERGE_ENTRIES / workers`` postings): each run's part of those terms is read with ``pread`` (nothing
-memory-mapped, so nothing stays resident) and the range's postings are encoded by the codec into the stretch's
-file. The stretch files are appended to ``postings`` in order (each removed once appended), their checksums
-computed on the way.
+``MERGE_ENTRIES / workers`` postings): each run's part of those terms is read with ``pread`` (nothing memory-mapped,
+so nothing stays resident) and the range's postings are encoded by the codec into the stretch's file. The stretch
+files are appended to ``postings`` in order (each removed once appended), their checksums computed on the way.
 
 Memory while building: one run (about 20 bytes per pair: the batches' pairs and their term-major copy), merge
 ranges of about 40 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document

@@ -1,9 +1,12 @@
-"""Work spread over forked worker processes, in order, with a bounded amount in flight.
+"""Work spread over this process and forked worker processes, in order, with a bounded amount in flight.
 
-:func:`in_order` runs ``function(shared, item)`` for each item in worker processes forked where the platform can
-fork: ``shared`` (an analyzer, an index, a merge's arrays) reaches them with the fork, never pickled, and at most
-``_IN_FLIGHT`` items per worker are queued, so memory does not grow with the work. Workers ignore Ctrl-C: the
-parent's KeyboardInterrupt cancels the queued items and waits only for those under way.
+:func:`in_order` runs ``function(shared, item)`` for each item on ``workers`` cores: this process takes every
+``workers``-th item itself, while the others' are under way in ``workers - 1`` processes forked where the platform
+can fork. A forked process counts the pages it shares with its parent (the user's whole MTEB process) in its own
+resident size, so one process fewer keeps the tree's summed RSS down, and this process no longer waits idle.
+``shared`` (an analyzer, an index, a merge's arrays) reaches the workers with the fork, never pickled, and at
+most ``_IN_FLIGHT`` items per worker are queued, so memory does not grow with the work. Workers ignore Ctrl-C:
+the parent's KeyboardInterrupt cancels the queued items and waits only for those under way.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from airbench_mteb.models.bm25.c_allocator import keep_freed_memory
 
@@ -37,25 +41,40 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+@dataclass(frozen=True)
+class _Here(Generic[Item]):
+    """An item this process works on itself, when its turn to be given back comes."""
+
+    item: Item
+
+
 def in_order(function: Callable[[Shared, Item], Result], shared: Shared, items: Iterable[Item],
              workers: int) -> Iterator[Result]:
-    """``function(shared, item)`` for each item, in order; by ``workers`` processes when more than one."""
+    """``function(shared, item)`` for each item, in order; on ``workers`` cores when more than one: every
+    ``workers``-th item by this process, the others by ``workers - 1`` worker processes."""
     if workers <= 1:
         yield from (function(shared, item) for item in items)
         return
     context = multiprocessing.get_context("fork" if can_fork() else None)
-    executor = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start,
+    executor = ProcessPoolExecutor(workers - 1, mp_context=context, initializer=_worker_start,
                                    initargs=(function, shared))
     try:
-        pending: deque[Future[Result]] = deque()
-        for item in items:
-            pending.append(executor.submit(_run_in_worker, item))
+        pending: deque[Future[Result] | _Here[Item]] = deque()
+        for position, item in enumerate(items):
+            here = position % workers == workers - 1  # the first items go to the workers: they start at once
+            pending.append(_Here(item) if here else executor.submit(_run_in_worker, item))
             if len(pending) >= _IN_FLIGHT * workers:
-                yield pending.popleft().result()
+                yield _result(pending.popleft(), function, shared)
         while pending:
-            yield pending.popleft().result()
+            yield _result(pending.popleft(), function, shared)
     finally:  # also on an error, Ctrl-C or a consumer that stops early: drop what is queued
         executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _result(waiting: Future[Result] | _Here[Item], function: Callable[[Shared, Item], Result],
+            shared: Shared) -> Result:
+    """A worker's result, or this process's own, worked out now while the workers go on with theirs."""
+    return function(shared, waiting.item) if isinstance(waiting, _Here) else waiting.result()
 
 
 _worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # the function and what it shares, set once

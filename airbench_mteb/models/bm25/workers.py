@@ -117,7 +117,7 @@ def _document_error(batch: pa.RecordBatch | pa.Table, position: int, text: str |
 
 
 def analysed_batches(terms: Terms, batches: Iterable[pa.RecordBatch], workers: int) -> Iterator[AnalysedBatch]:
-    """Each batch analysed by a :class:`BatchAnalyser`, in order; by ``workers`` processes when more than one."""
+    """Each batch analysed by a :class:`BatchAnalyser`, in order; on ``workers`` cores (:func:`in_order`)."""
     return in_order(_analyse, BatchAnalyser(terms), batches, workers)
 
 
@@ -142,7 +142,7 @@ def _analyse_rows(shared: tuple[BatchAnalyser, Callable[[Rows], pa.Table]], rows
 
 def searched(index: BM25Index, queries: Sequence[Sequence[int]], k: int, workers: int,
              tie_order: TieOrder | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """:meth:`BM25Index.search`, its query blocks scored by ``workers`` processes where the platform can fork
+    """:meth:`BM25Index.search`, its query blocks scored on ``workers`` cores where the platform can fork
     (elsewhere in this process: the index would be copied to each worker)."""
     blocks = list(index.query_blocks(queries))
     workers = min(workers, len(blocks)) if can_fork() else 1
