@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from itertools import pairwise
@@ -24,6 +25,7 @@ from airbench_mteb import settings as plugin_settings
 from airbench_mteb.models import bm25
 from airbench_mteb.models.bm25 import BM25Search
 from airbench_mteb.models.bm25 import build as bm25_build
+from airbench_mteb.models.bm25.file_holes import punch_hole
 from airbench_mteb.models.bm25.format import MANIFEST, POSTINGS, lucene_length
 from airbench_mteb.models.bm25.index import BM25Index
 from airbench_mteb.models.bm25.store import BM25IndexWarning
@@ -81,6 +83,24 @@ def test_the_index_built_in_runs_and_merged_in_ranges_equals_lucene_term_by_term
     assert list(index.vocabulary) == list(expected)  # ids in order of first occurrence
     assert _postings(index) == expected
     assert index.num_documents == len(documents)
+
+
+@settings(max_examples=30, deadline=None)
+@given(size=st.integers(1, 40_000), data=st.data())
+def test_a_punched_hole_reads_as_zeros_and_leaves_the_rest_of_the_file(size: int, data: st.DataObject) -> None:
+    offset = data.draw(st.integers(0, size - 1))
+    length = data.draw(st.integers(0, size - offset))
+    content = np.random.default_rng(size).integers(1, 256, size, dtype=np.uint8).tobytes()  # no zero byte
+    with tempfile.TemporaryFile() as file:
+        file.write(content)
+        file.flush()
+        punched = punch_hole(file.fileno(), offset, length)
+        file.seek(0)
+        after = file.read()
+    expected = content[:offset] + bytes(length) + content[offset + length:] if punched else content
+    assert after == expected
+    if sys.platform == "linux" and length:  # ext4, xfs, btrfs and tmpfs all punch holes
+        assert punched
 
 
 def _corpus(n: int = 300) -> Dataset:
@@ -179,10 +199,12 @@ def test_a_store_that_is_a_file_is_refused_naming_the_variable(tmp_path: Path,
 # Run as a script: importing the tests' modules would reset the environment (conftest), the store's variable included.
 _KILLED_BUILD = """
 import sys
+import tempfile
 from datasets import Dataset
 from mteb import TaskMetadata
 from airbench_mteb.models import bm25
 from airbench_mteb.models.bm25 import build as bm25_build
+from airbench_mteb.models.bm25.file_holes import punch_hole
 from airbench_mteb.models.bm25 import BM25Search
 metadata = TaskMetadata(
     name="Killed", description="d", reference=None, dataset={"path": "NA", "revision": "NA"}, type="Retrieval",

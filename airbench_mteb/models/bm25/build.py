@@ -15,8 +15,9 @@ Memory while building: one run (about 20 bytes per pair: the batches' pairs and 
 ranges of about 40 bytes per posting (``MERGE_ENTRIES`` postings in all processes together), 4 bytes per document
 (its length), 12 per term of the vocabulary (its document frequency and first-occurrence bookkeeping) and the
 vocabulary's own bytes (and one compressed frame of it, about 4 MiB, while it is written). Disk: the runs
-(compressed as the index is, plus 12 bytes per term and run; removed at the end) beside the growing index and the
-merged stretches not yet appended. The files written are those of
+(compressed as the index is, plus 12 bytes per term and run) beside the growing index and the merged stretches not
+yet appended; each run's pairs of the terms already in the index are given back as the merge goes
+(:meth:`_Merge.release_merged`), and the runs are removed at the end. The files written are those of
 :mod:`~airbench_mteb.models.bm25.format`.
 """
 
@@ -34,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airbench_mteb.models.bm25.file_holes import punch_hole
 from airbench_mteb.models.bm25.format import (
     CODEC,
     CODECS,
@@ -220,10 +222,12 @@ class IndexWriter:
                              total_length=int(lengths.sum(dtype=np.int64)), max_tf=self._max_tf, k1=self.k1, b=self.b)
         merge = _Merge(self.folder, self._runs, indptr, self.workers, inverse_norm_table(header)[norms])
         sizes, written = [np.zeros(0, np.int64)], 0
+        stretches = merge.stretches()
         with _ChecksummedFile(self.folder / POSTINGS) as postings:
-            for path, stretch_sizes, stretch_postings in in_order(_merge_stretch, merge, merge.stretches(),
-                                                                  self.workers):
-                postings.append_file(path)  # and removed: the disk holds the runs and one stretch beside the index
+            for (_, end), (path, stretch_sizes, stretch_postings) in zip(
+                    stretches, in_order(_merge_stretch, merge, stretches, self.workers), strict=True):
+                postings.append_file(path)  # and removed: the disk holds the runs and a few stretches beside the index
+                merge.release_merged(end)
                 sizes.append(stretch_sizes)
                 written += stretch_postings
         if written != indptr[-1]:
@@ -376,6 +380,19 @@ class _Merge:
         cuts = np.searchsorted(self.indptr, self.indptr[-1] * np.arange(1, count) // count, side="right") - 1
         bounds = np.unique(np.concatenate([[0], np.clip(cuts, 0, terms), [terms]])).tolist()
         return list(pairwise(bounds))
+
+    def release_merged(self, end: int) -> None:
+        """Give back the disk blocks of the runs' pairs of the terms below ``end``, merged into the index by now
+        (stretches are appended in term order and later ones read only later terms): the runs shrink as the index
+        grows (:func:`~.file_holes.punch_hole`; where it cannot, they are removed at the end)."""
+        for run in self.runs:
+            fd = os.open(run.path, os.O_RDWR)
+            try:
+                place = _first_at_least(fd, run.terms, end)
+                merged = int(_pread(fd, np.uint32, 4 * run.terms + 4 * (run.terms + 1) + 4 * place, 1)[0])
+                punch_hole(fd, run.bytes_at, merged)
+            finally:
+                os.close(fd)
 
     def ranges(self, start: int, end: int) -> Iterator[tuple[int, int]]:
         """The stretch's term ranges of about ``MERGE_ENTRIES / workers`` postings (a term at least): the merge
