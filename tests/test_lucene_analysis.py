@@ -137,6 +137,19 @@ def test_standard_words_are_the_texts_of_standard_tokens(text: str) -> None:
     assert standard_words(text) == [token.text for token in tokenizer._segmented_tokens(text)]
 
 
+# Words and whitespace runs for longer texts: ASCII stretches between non-ASCII words, whitespace before marks
+_WORDS = st.sampled_from(["a", "Zz9", "x_y", "a.b", "'", "-", "__", "é", "e\u0301", "\u0301", "\u00ad",
+                          "\u200d\U0001F600", "中国", "서울", "ไทย", "na\u00efve"])
+_SPACES = st.sampled_from(["", " ", "  ", "\t", "\n", " \n "])
+
+
+@WIDE
+@given(st.lists(st.tuples(_WORDS, _SPACES), max_size=14))
+def test_standard_words_of_longer_mixed_texts_are_the_texts_of_standard_tokens(parts: list[tuple[str, str]]) -> None:
+    text = "".join(word + space for word, space in parts)
+    assert standard_words(text) == [token.text for token in tokenizer._segmented_tokens(text)]
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("  \u200d\U0001F600", ["  \u200d\U0001F600"]),  # issue 36's case
     ("x   \u200d\U0001F600 y", ["x", "   \u200d\U0001F600", "y"]),

@@ -91,6 +91,15 @@ def _segmented_tokens(text: str) -> list[Token]:
 # stay together (WB3d) and the whole run joins that mark's segment ("  \u200d😀" is one emoji token). The
 # possessive run makes a cut take a whole run or nothing.
 _PIECE_CUT = regex.compile(rf"[\t\n\v\f\r ]++(?!{_ATTACHED})")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ASCII_SPACE = "\t\n\v\f\r "
+# The whitespace-delimited words holding a non-ASCII character, with the whitespace runs between them that a
+# non-ASCII character follows, and the word before one whose whitespace an attached mark follows (no cut there):
+# a stretch that starts and ends at cuts (whitespace before an ASCII character always is one), so the text between
+# two such stretches is ASCII and tokenized in one pass.
+_NON_ASCII_REGION = regex.compile(
+    rf"(?<![^\t\n\v\f\r ])(?:[^\t\n\v\f\r ]*[\t\n\v\f\r ]+(?={_ATTACHED}))?"
+    r"[^\t\n\v\f\r ]*[^\x00-\x7f](?:[^\t\n\v\f\r ]|[\t\n\v\f\r ]++(?![\x00-\x7f]))*")
 
 
 def standard_words(text: str) -> list[str]:
@@ -99,9 +108,31 @@ def standard_words(text: str) -> list[str]:
     if text.isascii():  # the common case: one regex pass over the whole text
         return _ascii_words(text)
     words: list[str] = []
-    for piece in _PIECE_CUT.split(text):
-        words += _ascii_words(piece) if piece.isascii() else [token.text for token in standard_tokens(piece)]
-    return words
+    at = 0  # a cut: the text before it is tokenized
+    while (found := _NON_ASCII.search(text, at)) is not None:  # a C-speed scan to the next non-ASCII character
+        region = _NON_ASCII_REGION.search(text, _word_before(text, at, found.start()))
+        if region is None:  # cannot happen: the word holding ``found`` matches
+            raise AssertionError(f"no non-ASCII region around position {found.start()} of {text!r}")
+        words += _ascii_words(text[at:region.start()])  # the ASCII stretch before it: one regex pass
+        for piece in _PIECE_CUT.split(region.group()):
+            words += _ascii_words(piece) if piece.isascii() else [token.text for token in standard_tokens(piece)]
+        at = region.end()
+    return words + _ascii_words(text[at:])
+
+
+def _word_before(text: str, at: int, position: int) -> int:
+    """Where the word before the one holding ``position`` starts (``at`` at the earliest): the region holding
+    ``position`` starts there or at its own word, so :data:`_NON_ASCII_REGION` is searched from there."""
+    word = _word_start(text, at, position)
+    gap = word
+    while gap > at and text[gap - 1] in _ASCII_SPACE:
+        gap -= 1
+    return _word_start(text, at, gap)
+
+
+def _word_start(text: str, at: int, position: int) -> int:
+    """The start of the whitespace-delimited word holding ``position`` (``at`` at the earliest)."""
+    return max(at, max(text.rfind(space, at, position) for space in _ASCII_SPACE) + 1)
 
 
 # The characters a segment of _ASCII_SEGMENT can be made of alone that hold no letter or digit ("_").
