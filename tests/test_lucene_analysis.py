@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from airbench_mteb.models.lucene_analysis import ANALYZERS, analysis_name, lucene_terms, tokenizer
+from airbench_mteb.models.lucene_analysis import ANALYZERS, analysis_name, english, lucene_terms, tokenizer
 from airbench_mteb.models.lucene_analysis.english import english_terms
 from airbench_mteb.models.lucene_analysis.filters import cjk_width, lowercase
 from airbench_mteb.models.lucene_analysis.japanese import search_penalty, stem_katakana
@@ -160,3 +160,18 @@ def test_spaces_before_an_attached_mark_stay_in_its_segment(text: str, expected:
     # WB3d keeps spaces together, WB4 attaches the ZWJ to the last of them and WB3c joins the emoji: one segment,
     # which the fast path may not cut inside
     assert standard_words(text) == [token.text for token in tokenizer._segmented_tokens(text)] == expected
+
+
+# Terms near the spots where Snowball's "porter" and Martin Porter's stemmer part ways: stems, then suffixes the
+# steps strip or rewrite, letters that double, and the characters a token may hold besides letters.
+_STEMS = st.text(alphabet="abcdeiklogsty1_.'", min_size=1, max_size=9)
+_SUFFIXES = st.sampled_from(["", "s", "es", "ies", "ed", "ing", "ly", "bly", "bli", "logi", "ation", "ational", "izer",
+                             "ement", "ness", "ful", "iviti", "alli", "entli", "ousli", "ize", "ate", "ive"])
+
+
+@WIDE
+@given(stem=_STEMS, suffix=_SUFFIXES, double=st.sampled_from(["", "k", "t", "l", "s", "1", "_"]))
+def test_the_fast_porter_stemmer_is_martin_porters(stem: str, suffix: str, double: str) -> None:
+    term = stem + double * 2 + suffix
+    english.porter_stem.cache_clear()
+    assert english.porter_stem(term) == english._porter().stem(term, to_lowercase=False)

@@ -156,7 +156,7 @@ def _stopwords(name: str | None) -> frozenset[str]:
 def _stemmer(algorithm: str) -> Any:
     import Stemmer
 
-    return Stemmer.Stemmer(algorithm)
+    return Stemmer.Stemmer(algorithm, 0)  # no cache of its own: its lookups cost more than stemming
 
 
 def _chinese_words(run: str) -> list[str]:

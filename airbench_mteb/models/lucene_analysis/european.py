@@ -252,7 +252,7 @@ def _german_stem(term: str) -> str:
 def _snowball(language: str) -> Any:
     import Stemmer
 
-    return Stemmer.Stemmer(language)
+    return Stemmer.Stemmer(language, 0)  # no cache of its own: its lookups cost more than stemming
 
 
 def russian_terms(text: str) -> list[str]:
