@@ -460,7 +460,7 @@ def _print_corpus(f: Figures, corpus: Corpus, queries: int, runs: int, load: lis
 def summary_table(all_figures: list[Figures]) -> list[str]:
     """The figures as a Markdown table (plugin vs Pyserini, ratio), for docs/performance.md."""
     lines = ["| corpus | postings | index bytes (per posting) | peak disk building | search k=10 | search k=1,000 "
-             "| first run | peak RSS (PSS) |", "|---|---|---|---|---|---|---|---|"]
+             "| first run | peak RSS, tree (PSS; largest process) |", "|---|---|---|---|---|---|---|---|"]
     for f in all_figures:
         o, t = f.ours_first, f.theirs_first
         if t is None:
@@ -475,7 +475,8 @@ def summary_table(all_figures: list[Figures]) -> list[str]:
             f"{ratio(f.ours_search[HITS], f.theirs_search[HITS])} "
             f"| {o.seconds:.1f} s vs {t.seconds:.1f} s: {ratio(o.seconds, t.seconds)} "
             f"| {o.rss_mb:,.0f} MB vs {t.rss_mb:,.0f} MB: {ratio(o.rss_mb, t.rss_mb)} "
-            f"({o.pss_mb:,.0f} MB vs {t.pss_mb:,.0f} MB: {ratio(o.pss_mb, t.pss_mb)}) |")
+            f"({o.pss_mb:,.0f} MB vs {t.pss_mb:,.0f} MB: {ratio(o.pss_mb, t.pss_mb)}; {o.largest_mb:,.0f} MB vs "
+            f"{t.largest_mb:,.0f} MB: {ratio(o.largest_mb, t.largest_mb)}) |")
     return lines
 
 
