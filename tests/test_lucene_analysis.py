@@ -164,13 +164,14 @@ def test_spaces_before_an_attached_mark_stay_in_its_segment(text: str, expected:
 
 # Terms near the spots where Snowball's "porter" and Martin Porter's stemmer part ways: stems, then suffixes the
 # steps strip or rewrite, letters that double, and the characters a token may hold besides letters.
-_STEMS = st.text(alphabet="abcdeiklogsty1_.'", min_size=1, max_size=9)
-_SUFFIXES = st.sampled_from(["", "s", "es", "ies", "ed", "ing", "ly", "bly", "bli", "logi", "ation", "ational", "izer",
-                             "ement", "ness", "ful", "iviti", "alli", "entli", "ousli", "ize", "ate", "ive"])
+_STEMS = st.text(alphabet="abcdeiklogsty019_.'", min_size=1, max_size=9)
+_SUFFIXES = st.sampled_from(["", "s", "es", "ies", "ed", "ing", "ly", "bly", "bli", "blies", "blied", "logi", "logy",
+                             "logies", "ation", "ational", "izer", "ement", "ness", "ful", "iviti", "alli", "entli",
+                             "ousli", "ize", "ate", "ive"])
 
 
 @WIDE
-@given(stem=_STEMS, suffix=_SUFFIXES, double=st.sampled_from(["", "k", "t", "l", "s", "1", "_"]))
+@given(stem=_STEMS, suffix=_SUFFIXES, double=st.sampled_from(["", "k", "t", "l", "s", "0", "1", "_"]))
 def test_the_fast_porter_stemmer_is_martin_porters(stem: str, suffix: str, double: str) -> None:
     term = stem + double * 2 + suffix
     english.porter_stem.cache_clear()
