@@ -78,8 +78,8 @@ class BatchAnalyser:
         self._analyzer = wordwise(analyzer)
         self._ids = _TermIds(self._analyzer.term)
         # What an analyzer loads on first use (nltk's stemmer: 1 s of CPU) is loaded here, once: forked workers
-        # inherit it instead of each loading it again. English stems "warming" in C and "tables" with nltk.
-        self._analyzer("warming tables")
+        # inherit it instead of each loading it again. English stems "warming" in C and "possibly" with nltk.
+        self._analyzer("warming possibly")
 
     def __call__(self, batch: pa.RecordBatch | pa.Table) -> AnalysedBatch:
         """One batch's terms; a document whose text cannot be analysed is a DatasetError naming its id."""
