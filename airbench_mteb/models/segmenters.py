@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from airbench_mteb.models.lucene_analysis.filters import snowball_stemmer
+
 CHINESE, JAPANESE, KOREAN = "zh", "ja", "ko"
 # ISO 639-3 codes whose text is segmented by a CJK word segmenter.
 CJK_LANGUAGES = {"cmn": CHINESE, "zho": CHINESE, "yue": CHINESE, "jpn": JAPANESE, "kor": KOREAN}
@@ -122,7 +124,7 @@ class Analyzer:
         words = [w for w in _WORD.findall(text.lower()) if w not in self.stopwords]
         if self.stemmer is None or not words:
             return words
-        return _stemmer(self.stemmer).stemWords(words)
+        return snowball_stemmer(self.stemmer).stemWords(words)
 
 
 def tokenize(text: str, language: str | Sequence[str]) -> list[str]:
@@ -150,13 +152,6 @@ def _stopwords(name: str | None) -> frozenset[str]:
     import bm25s.stopwords
 
     return frozenset(getattr(bm25s.stopwords, name))
-
-
-@cache
-def _stemmer(algorithm: str) -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer(algorithm, 0)  # no cache of its own: its lookups cost more than stemming
 
 
 def _chinese_words(run: str) -> list[str]:

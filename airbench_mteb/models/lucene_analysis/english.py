@@ -13,7 +13,7 @@ import re
 from functools import cache, lru_cache
 from typing import Any
 
-from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
+from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords, snowball_stemmer
 from airbench_mteb.models.lucene_analysis.tokenizer import standard_words
 from airbench_mteb.models.lucene_analysis.wordwise import WordwiseAnalyzer
 
@@ -54,7 +54,7 @@ def porter_stem(term: str) -> str:
     """Lucene's PorterStemFilter on one lower-cased term: Snowball's C stemmer where it agrees (about 30x
     faster), NLTK's pure-Python ``MARTIN_EXTENSIONS`` elsewhere."""
     if _SNOWBALL_AGREES.fullmatch(term) and not _MARTIN_DEPARTS.search(term):
-        return _snowball_porter().stemWord(term)
+        return snowball_stemmer("porter").stemWord(term)
     return _porter().stem(term, to_lowercase=False)
 
 
@@ -64,13 +64,6 @@ def _porter() -> Any:
     from nltk.stem.porter import PorterStemmer  # imported on first use: nltk takes a while to import
 
     return PorterStemmer(PorterStemmer.MARTIN_EXTENSIONS)
-
-
-@cache
-def _snowball_porter() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer("porter", 0)  # no cache of its own: its lookups cost more than stemming (7x)
 
 
 # Each word alone: the indexer analyses each distinct word of a batch once (and caches it, see models.bm25.workers).

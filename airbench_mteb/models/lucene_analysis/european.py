@@ -22,10 +22,9 @@ that equals Python's ``len``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import cache, lru_cache
-from typing import Any
+from functools import lru_cache
 
-from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords
+from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords, snowball_stemmer
 from airbench_mteb.models.lucene_analysis.stopwords import load_stopwords
 from airbench_mteb.models.lucene_analysis.tokenizer import standard_words
 
@@ -248,16 +247,9 @@ def _german_stem(term: str) -> str:
 
 # --- Russian -------------------------------------------------------------------------------------------
 
-@cache
-def _snowball(language: str) -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer(language, 0)  # no cache of its own: its lookups cost more than stemming
-
-
 def russian_terms(text: str) -> list[str]:
     terms = remove_stopwords(lowercase(_words(text)), load_stopwords("ru"))
-    return _snowball("russian").stemWords(terms)
+    return snowball_stemmer("russian").stemWords(terms)
 
 
 # --- Indonesian ----------------------------------------------------------------------------------------

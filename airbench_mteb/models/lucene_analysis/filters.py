@@ -1,9 +1,11 @@
-"""Token filters several Lucene analyzers share: lower-casing, stopwords, CJK width folding."""
+"""Token filters several Lucene analyzers share: lower-casing, stopwords, CJK width folding, Snowball stemmers."""
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
+from typing import Any
 
 # Lucene lower-cases one code point at a time (Java's Character.toLowerCase): no context-dependent final
 # sigma and a one-character dotless result for U+0130, where Python's str.lower() differs.
@@ -13,6 +15,14 @@ _JAVA_LOWER = str.maketrans({"\u0130": "i", "\u03a3": "\u03c3"})
 def lowercase(terms: Iterable[str]) -> list[str]:
     """Lucene's LowerCaseFilter."""
     return [term.translate(_JAVA_LOWER).lower() for term in terms]
+
+
+@cache
+def snowball_stemmer(algorithm: str) -> Any:
+    """Snowball's C stemmer ``algorithm`` (PyStemmer), one per process."""
+    import Stemmer
+
+    return Stemmer.Stemmer(algorithm, 0)  # no cache of its own: its lookups cost more than stemming (7x)
 
 
 def remove_stopwords(terms: Iterable[str], stopwords: frozenset[str]) -> list[str]:
