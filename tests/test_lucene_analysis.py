@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+import regex
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +27,7 @@ from airbench_mteb.models.lucene_analysis.tokenizer import (
     SOUTHEAST_ASIAN,
     standard_tokens,
     standard_words,
+    whitespace_pieces,
 )
 
 FIXTURES = Path(__file__).parent / "data" / "lucene_analysis"
@@ -148,6 +152,28 @@ _SPACES = st.sampled_from(["", " ", "  ", "\t", "\n", " \n "])
 def test_standard_words_of_longer_mixed_texts_are_the_texts_of_standard_tokens(parts: list[tuple[str, str]]) -> None:
     text = "".join(word + space for word, space in parts)
     assert standard_words(text) == [token.text for token in tokenizer._segmented_tokens(text)]
+
+
+def test_arrows_class_of_attached_marks_holds_exactly_the_code_points_of_the_general_paths() -> None:
+    every = [chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF]  # Arrow holds valid UTF-8
+    in_arrow = pc.match_substring_regex(pa.array(every), tokenizer._attached_class()).to_pylist()
+    attached = regex.compile(tokenizer._ATTACHED)
+    assert in_arrow == [attached.fullmatch(char) is not None for char in every]
+    assert sum(in_arrow) > 2000  # marks of every script, format characters, ZWJ
+
+
+@settings(max_examples=600, deadline=None)  # an Arrow call each: 5 ms
+@given(st.lists(st.one_of(st.none(), st.lists(st.tuples(_WORDS, _SPACES), max_size=8).map(
+    lambda parts: "".join(word + space for word, space in parts))), max_size=4))
+def test_texts_cut_at_whitespace_by_arrow_have_the_words_of_the_whole_text(texts: list[str | None]) -> None:
+    pieces, cuttable = whitespace_pieces(pa.array(texts, pa.string()))
+    for text, text_pieces, cut in zip(texts, pieces.to_pylist(), cuttable.tolist(), strict=True):
+        holds_attached = text is not None and regex.search(tokenizer._ATTACHED, text) is not None
+        assert cut == (text is not None and not holds_attached)
+        if cut:
+            assert [word for piece in text_pieces for word in standard_words(piece)] == standard_words(text)
+        else:
+            assert text_pieces == [""]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
