@@ -80,7 +80,10 @@ class _PieceIds(dict[str, int]):
         self.several: list[tuple[int, ...]] = []
 
     def __missing__(self, piece: str) -> int:
-        ids = tuple(map(self._words.__getitem__, standard_words(piece)))
+        words = standard_words(piece)
+        if words == [piece]:
+            words = [piece]  # the piece is the word: one string kept for both caches
+        ids = tuple(map(self._words.__getitem__, words))
         if len(ids) == 1:
             found = ids[0]
         else:

@@ -13,7 +13,7 @@ import re
 from functools import cache, lru_cache
 from typing import Any
 
-from airbench_mteb.models.lucene_analysis.filters import lowercase, remove_stopwords, snowball_stemmer
+from airbench_mteb.models.lucene_analysis.filters import lowercase_term, snowball_stemmer
 from airbench_mteb.models.lucene_analysis.tokenizer import standard_words
 from airbench_mteb.models.lucene_analysis.wordwise import WordwiseAnalyzer
 
@@ -33,8 +33,8 @@ def strip_possessive(term: str) -> str:
 
 def _english_term(word: str) -> str | None:
     """One token through the filters after the tokenizer; None when it is a stopword."""
-    (term,) = remove_stopwords(lowercase([strip_possessive(word)]), ENGLISH_STOPWORDS) or (None,)
-    return porter_stem(term) if term is not None else None
+    term = lowercase_term(strip_possessive(word))
+    return None if term in ENGLISH_STOPWORDS else porter_stem(term)
 
 
 # Terms Snowball's C "porter" (the published algorithm) stems as Lucene does: three or more ASCII letters or digits,

@@ -14,7 +14,12 @@ _JAVA_LOWER = str.maketrans({"\u0130": "i", "\u03a3": "\u03c3"})
 
 def lowercase(terms: Iterable[str]) -> list[str]:
     """Lucene's LowerCaseFilter."""
-    return [term.translate(_JAVA_LOWER).lower() for term in terms]
+    return list(map(lowercase_term, terms))
+
+
+def lowercase_term(term: str) -> str:
+    """Lucene's LowerCaseFilter on one term."""
+    return term.lower() if term.isascii() else term.translate(_JAVA_LOWER).lower()
 
 
 @cache
