@@ -3,6 +3,7 @@ later processes; damaged or half-written ones are never used."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -14,8 +15,10 @@ import time
 import warnings
 from itertools import pairwise
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from datasets import Dataset
 from hypothesis import given, settings
@@ -289,3 +292,34 @@ def test_a_second_run_command_reads_the_stored_index_and_arguments_get_their_own
     run("other", "--model-kwargs", "k1=1.2", "b=0.75")
     after = _index_folders()
     assert {name: after[name] for name in stored} == stored and len(after) == 2 * len(stored)
+
+
+def _fnv1a(text: str) -> int:
+    value = 0xCBF29CE484222325
+    for byte in text.encode():
+        value = (value ^ byte) * 0x100000001B3 % 2**64
+    return value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u00e9\U0001F600", max_size=4)), st.integers(0, 3))
+def test_terms_are_hashed_as_fnv1a_of_their_utf8_bytes_in_any_slice(texts: list[str], start: int) -> None:
+    strings = pa.array(texts, pa.string()).slice(min(start, len(texts)))
+    assert bm25_build.string_hashes(strings).tolist() == [_fnv1a(text) for text in texts[start:]]
+
+
+def _weak_hashes(strings: pa.Array) -> np.ndarray:
+    return np.array([len(text) % 3 for text in strings.to_pylist()], dtype=np.uint64)  # collisions everywhere
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.text(alphabet="ab\u00e9", max_size=3), unique=True), max_size=6), st.booleans())
+def test_the_corpus_vocabulary_numbers_terms_by_first_occurrence_even_where_hashes_collide(
+        runs: list[list[str]], weak: bool) -> None:
+    vocabulary, expected = bm25_build._Vocabulary(), {}
+    with mock.patch.object(bm25_build, "string_hashes", _weak_hashes) if weak else contextlib.nullcontext():
+        for run in runs:
+            ids = vocabulary.global_ids(pa.array(run, pa.string()))
+            assert ids.dtype == np.int32
+            assert ids.tolist() == [expected.setdefault(term, len(expected)) for term in run]
+    assert vocabulary.terms.to_pylist() == list(expected)

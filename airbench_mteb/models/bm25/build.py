@@ -34,6 +34,7 @@ from typing import BinaryIO
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numba import njit
 
 from airbench_mteb.models.bm25.file_holes import punch_hole
 from airbench_mteb.models.bm25.format import (
@@ -163,24 +164,68 @@ class _Run:
 
 
 class _Vocabulary:
-    """The corpus vocabulary so far, as Arrow strings in id order (new terms appended run by run)."""
+    """The corpus vocabulary so far, as Arrow strings in id order (new terms appended run by run), and each term's
+    64-bit hash, sorted, beside its id: a run's terms are found by their hashes (a binary search), and their strings
+    checked, instead of Arrow hashing the whole vocabulary again at every run (a fifth of the main process's time
+    on 300,000 long documents)."""
 
     def __init__(self) -> None:
         self.terms: pa.Array = pa.array([], pa.string())
+        self._hashes = np.zeros(0, np.uint64)  # ascending
+        self._ids = np.zeros(0, np.int64)  # the id of the term of each hash
 
     @property
     def size(self) -> int:
         return len(self.terms)
 
     def global_ids(self, run_terms: pa.Array) -> np.ndarray:
-        """The corpus ids of a run's terms (int32, in the run's id order); terms first seen here get new ids."""
-        known = pc.index_in(run_terms, value_set=self.terms)
-        new = np.flatnonzero(known.is_null().to_numpy(zero_copy_only=False))
-        ids = known.fill_null(-1).to_numpy().astype(np.int64)
+        """The corpus ids of a run's distinct terms (int32, in the run's id order); terms first seen here get new
+        ids."""
+        hashes = string_hashes(run_terms)
+        ids = self._known_by_hash(run_terms, hashes)
+        if ids is None:  # two terms share a hash (about once in 10^7 vocabularies of this size): Arrow's lookup
+            ids = pc.index_in(run_terms, value_set=self.terms).fill_null(-1).to_numpy().astype(np.int64)
+        new = np.flatnonzero(ids < 0)
         ids[new] = self.size + np.arange(len(new))
         if len(new):
             self.terms = pa.concat_arrays([self.terms, run_terms.take(pa.array(new))])
+            order = np.argsort(hashes[new])
+            at = np.searchsorted(self._hashes, hashes[new][order])
+            self._hashes = np.insert(self._hashes, at, hashes[new][order])
+            self._ids = np.insert(self._ids, at, ids[new][order])
         return ids.astype(np.int32)
+
+    def _known_by_hash(self, run_terms: pa.Array, hashes: np.ndarray) -> np.ndarray | None:
+        """The ids of the terms already known (-1 for the others), or None where a hash led to another term."""
+        order = np.argsort(hashes)  # searched in ascending order: each search starts where the last ended (5x)
+        at = np.empty(len(hashes), dtype=np.int64)
+        at[order] = np.minimum(np.searchsorted(self._hashes, hashes[order]), max(len(self._hashes) - 1, 0))
+        found = self._hashes[at] == hashes if len(self._hashes) else np.zeros(len(hashes), dtype=bool)
+        ids = np.where(found, self._ids[at] if len(self._ids) else -1, -1)
+        matched = np.flatnonzero(found)
+        if len(matched) and not pc.all(pc.equal(run_terms.take(pa.array(matched)),
+                                              self.terms.take(pa.array(ids[matched])))).as_py():
+            return None
+        return ids
+
+
+def string_hashes(strings: pa.Array) -> np.ndarray:
+    """Each string's 64-bit FNV-1a hash of its UTF-8 bytes (uint64); the array may be a slice."""
+    strings = strings.cast(pa.string())
+    _, offsets, data = strings.buffers()
+    starts = np.frombuffer(offsets, dtype=np.int32)[strings.offset:strings.offset + len(strings) + 1]
+    return _fnv1a(starts, np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8))
+
+
+@njit(cache=True)
+def _fnv1a(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    hashes = np.empty(len(offsets) - 1, dtype=np.uint64)
+    for i in range(len(hashes)):
+        h = np.uint64(0xCBF29CE484222325)
+        for j in range(offsets[i], offsets[i + 1]):
+            h = (h ^ np.uint64(data[j])) * np.uint64(0x100000001B3)
+        hashes[i] = h
+    return hashes
 
 
 class IndexWriter:
