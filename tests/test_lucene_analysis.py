@@ -190,7 +190,7 @@ def test_spaces_before_an_attached_mark_stay_in_its_segment(text: str, expected:
 
 # Terms near the spots where Snowball's "porter" and Martin Porter's stemmer part ways: stems, then suffixes the
 # steps strip or rewrite, letters that double, and the characters a token may hold besides letters.
-_STEMS = st.text(alphabet="abcdeiklogsty019_.'", min_size=1, max_size=9)
+_STEMS = st.text(alphabet="abcdeiklogsty019_.'\u00e9\u00fc\u00df\u0131\u0142", min_size=1, max_size=9)
 _SUFFIXES = st.sampled_from(["", "s", "es", "ies", "ed", "ing", "ly", "bly", "bli", "blies", "blied", "logi", "logy",
                              "logies", "ation", "ational", "izer", "ement", "ness", "ful", "iviti", "alli", "entli",
                              "ousli", "ize", "ate", "ive"])
@@ -202,3 +202,10 @@ def test_the_fast_porter_stemmer_is_martin_porters(stem: str, suffix: str, doubl
     term = stem + double * 2 + suffix
     english.porter_stem.cache_clear()
     assert english.porter_stem(term) == english._porter().stem(term, to_lowercase=False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_STEMS, st.sampled_from(["The", "CAT'S", "runs\u2019s", "\u0130STANBUL", "\u039f\u0394\u039f\u03a3",
+                                                    "and", "possibly", "technology", "x"]))))
+def test_the_english_terms_of_many_words_at_once_are_each_words_term(words: list[str]) -> None:
+    assert english._english_terms_of(words) == [english._english_term(word) for word in words]

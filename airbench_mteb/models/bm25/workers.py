@@ -23,7 +23,7 @@ from airbench_mteb.models.bm25.build import AnalysedBatch
 from airbench_mteb.models.bm25.index import BM25Index, QueryBlock, TieOrder
 from airbench_mteb.models.bm25.worker_pool import available_cores, can_fork, in_order
 from airbench_mteb.models.lucene_analysis.tokenizer import standard_words, whitespace_pieces
-from airbench_mteb.models.lucene_analysis.wordwise import wordwise
+from airbench_mteb.models.lucene_analysis.wordwise import WordwiseAnalyzer, wordwise
 
 # The pool moved to worker_pool; its names stay importable here for tests/test_bm25.py, kept untouched (issue 41).
 __all__ = ["BatchAnalyser", "analysed_batches", "analysed_rows", "available_cores", "can_fork", "in_order", "searched"]
@@ -49,14 +49,22 @@ def _combined(column: pa.Array | pa.ChunkedArray) -> pa.Array:
 class _TermIds(dict[str, int]):
     """Word -> id of its term in ``terms`` (-1: the word makes no term): each distinct word is analysed once."""
 
-    def __init__(self, term: Callable[[str], str | None]) -> None:
+    def __init__(self, analyzer: WordwiseAnalyzer) -> None:
         super().__init__()
-        self._term = term
+        self._analyzer = analyzer
         self._ids: dict[str, int] = {}
         self.terms: list[str] = []
 
     def __missing__(self, word: str) -> int:
-        term = self._term(word)
+        return self._add(word, self._analyzer.term(word))
+
+    def learn(self, words: Iterable[str]) -> None:
+        """Analyse those of ``words`` not known yet, all at once (:meth:`WordwiseAnalyzer.terms_of`)."""
+        new = [word for word in dict.fromkeys(words) if word not in self]
+        for word, term in zip(new, self._analyzer.terms_of(new), strict=True):
+            self._add(word, term)
+
+    def _add(self, word: str, term: str | None) -> int:
         found = -1 if term is None else self._ids.setdefault(term, len(self.terms))
         if found == len(self.terms):
             self.terms.append(term)  # a term first met now
@@ -69,6 +77,10 @@ class _TermIds(dict[str, int]):
         self.terms.clear()
 
 
+# A piece that is one word, itself (a letter or digit joins the next, up to Lucene's longest token), in RE2.
+_PLAIN_WORD = r"^[A-Za-z0-9]{1,255}$"
+
+
 class _PieceIds(dict[str, int]):
     """Piece of text between whitespace -> the term id (in :class:`_TermIds` ``words``) of its one word, or for a
     piece of no word or several, ``-2 - k`` where ``several[k]`` holds their ids: an int per piece, so that a batch's
@@ -79,18 +91,29 @@ class _PieceIds(dict[str, int]):
         self._words = words
         self.several: list[tuple[int, ...]] = []
 
-    def __missing__(self, piece: str) -> int:
-        words = standard_words(piece)
-        if words == [piece]:
-            words = [piece]  # the piece is the word: one string kept for both caches
-        ids = tuple(map(self._words.__getitem__, words))
+    def codes(self, pieces: pa.Array) -> np.ndarray:
+        """The code of each of these distinct pieces; the new ones are tokenized (:func:`standard_words`, but
+        where Arrow finds the piece a plain word) and their new words analysed together (:meth:`_TermIds.learn`)."""
+        listed = pieces.to_pylist()
+        codes = list(map(self.get, listed))  # one lookup each: a dict this size costs a cache miss per lookup
+        new = [i for i, code in enumerate(codes) if code is None]
+        if new:
+            plain = pc.match_substring_regex(pieces.take(pa.array(new, pa.int64())), _PLAIN_WORD)
+            words_of = [[listed[i]] if is_plain else standard_words(listed[i])
+                        for i, is_plain in zip(new, plain.to_numpy(zero_copy_only=False).tolist(), strict=True)]
+            self._words.learn(chain.from_iterable(words_of))
+            for i, words in zip(new, words_of, strict=True):
+                codes[i] = self._add(listed[i], tuple(map(self._words.__getitem__, words)))
+        return np.array(codes, dtype=np.int64)
+
+    def _add(self, piece: str, ids: tuple[int, ...]) -> int:
         if len(ids) == 1:
-            found = ids[0]
+            code = ids[0]
         else:
-            found = -2 - len(self.several)
+            code = -2 - len(self.several)
             self.several.append(ids)
-        self[piece] = found
-        return found
+        self[piece] = code
+        return code
 
     def clear(self) -> None:
         super().clear()
@@ -113,7 +136,6 @@ class _PieceIds(dict[str, int]):
             chain.from_iterable(ids_of_several), dtype=np.int64, count=int(widths[several].sum()))
         return ids, widths
 
-
 # Both caches are emptied together between batches once either holds this many entries, to bound memory (ids only
 # need to agree within a batch).
 _CACHED_WORDS = 1 << 19
@@ -131,7 +153,7 @@ class BatchAnalyser:
 
     def __init__(self, analyzer: Terms) -> None:
         self._analyzer = wordwise(analyzer)
-        self._ids = _TermIds(self._analyzer.term)
+        self._ids = _TermIds(self._analyzer)
         self._pieces = _PieceIds(self._ids) if self._analyzer.words is standard_words else None
         # What an analyzer loads on first use (nltk's stemmer: 1 s of CPU) is loaded here, once: forked workers
         # inherit it instead of each loading it again. English stems "warming" in C and "possibly" with nltk.
@@ -171,8 +193,7 @@ class BatchAnalyser:
         assert self._pieces is not None
         pieces, cuttable = whitespace_pieces(texts)
         encoded = pc.dictionary_encode(pieces.flatten())
-        codes = np.fromiter(map(self._pieces.__getitem__, encoded.dictionary.to_pylist()), dtype=np.int64,
-                            count=len(encoded.dictionary))
+        codes = self._pieces.codes(encoded.dictionary)
         distinct_ids, widths = self._pieces.words(codes)
         found = encoded.indices.to_numpy()
         ids = _gathered(distinct_ids, widths, found)
