@@ -39,7 +39,7 @@ def _english_term(word: str) -> str | None:
 
 def _english_terms_of(words: list[str]) -> list[str | None]:
     """:func:`_english_term` of each word, the stems Snowball's C stemmer gives taken in one call (an indexer's
-    new words: 2x faster)."""
+    new words)."""
     terms = [lowercase_term(strip_possessive(word)) for word in words]
     kept = [None if term in ENGLISH_STOPWORDS else term for term in terms]
     in_c = [i for i, term in enumerate(kept) if term is not None and _snowball_agrees(term)]
@@ -59,8 +59,7 @@ def _english_terms_of(words: list[str]) -> list[str | None]:
 # are read differently too. On 1.67 M distinct words of wordfreq's en, de, fr, es, it, nl and pt lists and 2.1 M
 # generated ones the two agreed on every term this lets through (on the benchmark's realistic corpus 94 % of the
 # distinct words), and on all 1,014,696 non-ASCII words of that range in wordfreq's large lists of 12 languages
-# written in Latin script (97 % of the distinct words); tests/test_lucene_analysis.py checks generated terms
-# against NLTK.
+# written in Latin script; tests/test_lucene_analysis.py checks generated terms against NLTK.
 _SNOWBALL_AGREES = re.compile(r"[a-z0-9\u00c0-\u024f]{3,}")
 _MARTIN_DEPARTS = re.compile(r"bli|bly|logi|logy|cc|hh|jj|kk|qq|vv|ww|xx|yy|([0-9])\1")
 

@@ -139,7 +139,7 @@ def whitespace_pieces(texts: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
 @cache
 def _attached_class() -> str:
     """:data:`_ATTACHED` as a class of code point ranges, for RE2 (Arrow's regular expressions know no Word_Break
-    property), taken from the tables of the ``regex`` module that the general path uses (50 ms, once a process)."""
+    property), taken from the tables of the ``regex`` module that the general path uses (0.2 s, once a process)."""
     every_code_point = "".join(map(chr, range(0x110000)))  # a character's position is its code point
     runs = regex.finditer(f"{_ATTACHED}+", every_code_point)
     return "[" + "".join(rf"\x{{{run.start():X}}}-\x{{{run.end() - 1:X}}}" for run in runs) + "]"
