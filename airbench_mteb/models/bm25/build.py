@@ -189,19 +189,21 @@ class _Vocabulary:
         ids[new] = self.size + np.arange(len(new))
         if len(new):
             self.terms = pa.concat_arrays([self.terms, run_terms.take(pa.array(new))])
-            order = np.argsort(hashes[new])
-            at = np.searchsorted(self._hashes, hashes[new][order])
-            self._hashes = np.insert(self._hashes, at, hashes[new][order])
-            self._ids = np.insert(self._ids, at, ids[new][order])
+            new = new[np.argsort(hashes[new])]
+            at = np.searchsorted(self._hashes, hashes[new])
+            self._hashes = np.insert(self._hashes, at, hashes[new])
+            self._ids = np.insert(self._ids, at, ids[new])
         return ids.astype(np.int32)
 
     def _known_by_hash(self, run_terms: pa.Array, hashes: np.ndarray) -> np.ndarray | None:
         """The ids of the terms already known (-1 for the others), or None where a hash led to another term."""
+        if not len(self._hashes):
+            return np.full(len(hashes), -1, dtype=np.int64)
         order = np.argsort(hashes)  # searched in ascending order: each search starts where the last ended (5x)
         at = np.empty(len(hashes), dtype=np.int64)
-        at[order] = np.minimum(np.searchsorted(self._hashes, hashes[order]), max(len(self._hashes) - 1, 0))
-        found = self._hashes[at] == hashes if len(self._hashes) else np.zeros(len(hashes), dtype=bool)
-        ids = np.where(found, self._ids[at] if len(self._ids) else -1, -1)
+        at[order] = np.minimum(np.searchsorted(self._hashes, hashes[order]), len(self._hashes) - 1)
+        found = self._hashes[at] == hashes
+        ids = np.where(found, self._ids[at], -1)
         matched = np.flatnonzero(found)
         if len(matched) and not pc.all(pc.equal(run_terms.take(pa.array(matched)),
                                               self.terms.take(pa.array(ids[matched])))).as_py():

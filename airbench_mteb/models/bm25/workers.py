@@ -181,9 +181,9 @@ class BatchAnalyser:
                   positions: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The term ids of the texts' words end to end and each text's number of words (only the texts at
         ``positions`` where given)."""
-        every = texts.to_pylist()
-        docs = [self._words(batch, position, every[position])
-                for position in (range(len(every)) if positions is None else positions)]
+        chosen = texts if positions is None else texts.take(pa.array(positions, pa.int64()))
+        docs = [self._words(batch, position, text) for position, text in
+                zip(range(len(texts)) if positions is None else positions, chosen.to_pylist(), strict=True)]
         counts = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
         ids = np.fromiter(map(self._ids.__getitem__, chain.from_iterable(docs)), dtype=np.int64,
                           count=int(counts.sum()))

@@ -31,23 +31,25 @@ def strip_possessive(term: str) -> str:
     return term
 
 
+def _unstemmed(word: str) -> str | None:
+    """One token through the filters before the stemmer; None when it is a stopword."""
+    term = lowercase_term(strip_possessive(word))
+    return None if term in ENGLISH_STOPWORDS else term
+
+
 def _english_term(word: str) -> str | None:
     """One token through the filters after the tokenizer; None when it is a stopword."""
-    term = lowercase_term(strip_possessive(word))
-    return None if term in ENGLISH_STOPWORDS else porter_stem(term)
+    term = _unstemmed(word)
+    return None if term is None else porter_stem(term)
 
 
 def _english_terms_of(words: list[str]) -> list[str | None]:
     """:func:`_english_term` of each word, the stems Snowball's C stemmer gives taken in one call (an indexer's
     new words)."""
-    terms = [lowercase_term(strip_possessive(word)) for word in words]
-    kept = [None if term in ENGLISH_STOPWORDS else term for term in terms]
-    in_c = [i for i, term in enumerate(kept) if term is not None and _snowball_agrees(term)]
-    stems = kept.copy()
-    for i, stem in zip(in_c, snowball_stemmer("porter").stemWords([kept[i] for i in in_c]), strict=True):
-        stems[i] = stem
-    in_c_set = set(in_c)
-    return [stem if stem is None or i in in_c_set else _martin_stem(stem) for i, stem in enumerate(stems)]
+    terms = list(map(_unstemmed, words))
+    in_c = [i for i, term in enumerate(terms) if term is not None and _snowball_agrees(term)]
+    c_stems = dict(zip(in_c, snowball_stemmer("porter").stemWords([terms[i] for i in in_c]), strict=True))
+    return [c_stems[i] if i in c_stems else None if term is None else _martin_stem(term) for i, term in enumerate(terms)]
 
 
 # Terms Snowball's C "porter" (the published algorithm) stems as Lucene does: three or more ASCII letters or digits or
